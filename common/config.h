@@ -1,0 +1,132 @@
+// The experiment config: typed structs with defaults, read from YAML.
+// Every module takes the struct of its own section; the loader (config.cc)
+// refuses unknown keys, wrong types and out-of-range values, naming the file
+// and the dotted key.
+#ifndef SHEFL_COMMON_CONFIG_H_
+#define SHEFL_COMMON_CONFIG_H_
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/status/statusor.h"
+
+namespace shefl {
+
+struct DataConfig {
+  // fmnist | mnist | cifar10 | cifar100 | agnews | synthetic
+  std::string dataset = "fmnist";
+  std::string root;  // empty: the dataset's standard folder
+  // synthetic (seeded Gaussian mixture)
+  int64_t synthetic_train = 2000;
+  int64_t synthetic_test = 500;
+  int64_t synthetic_features = 20;
+  int64_t synthetic_classes = 4;
+  // agnews: hashed-token vocabulary and sequence length
+  int64_t text_vocab = 1 << 16;
+  int64_t text_max_len = 64;
+};
+
+struct PartitionConfig {
+  std::string scheme = "dirichlet";  // iid | dirichlet | shards | own
+  double alpha = 0.6;                // dirichlet
+  int64_t shards = 400;              // shards: total shards S
+  int64_t shards_per_client = 4;     // shards: s per client
+  int64_t min_samples = 1;           // dirichlet: redraw until each client has this many
+};
+
+struct ModelConfig {
+  std::string name = "cnn";  // cnn | mlp | resnet18 | resnet34 | text
+  int64_t num_models = 5;    // M, the ensemble size
+};
+
+struct TrainConfig {
+  std::string optimizer = "sgd";  // sgd | adam
+  double lr = 0.01;
+  double momentum = 0.0;
+  double weight_decay = 1e-3;
+  int64_t local_epochs = 1;
+  int64_t local_steps = 0;       // > 0: train this many steps instead of epochs
+  int64_t hpc_local_epochs = 0;  // > 0: HPCs train this many epochs instead
+  int64_t batch_size = 16;
+  double lr_decay = 0.99;        // lr *= lr_decay every lr_decay_every rounds
+  int64_t lr_decay_every = 10;
+  double prox_mu = 0.0;          // FedProx: + mu/2 * ||w - w_global||^2
+};
+
+struct CompressionConfig {
+  double density = 0.1;          // rho: LPC k_l = ceil(rho * d)
+  double resource_ratio = 0.0;   // r (HPC:LPC); 0 means r = M
+  std::string value_type = "fp32";  // fp32 | fp16 | bf16
+  bool error_feedback = false;
+  int64_t budget_bytes = 0;      // > 0: per-client byte budget instead of rho
+};
+
+struct ClientsConfig {
+  int64_t num_clients = 100;     // N
+  int64_t num_hpc = 50;          // of N; the rest are LPCs
+  int64_t per_round_hpc = 5;     // C_h
+  int64_t per_round_lpc = 5;     // C_l
+  std::string sampling = "clustered";  // clustered | uniform
+  double over_selection = 0.0;   // e: sample ceil(C*(1+e)), keep the first C
+};
+
+struct ScheduleConfig {
+  std::string assignment = "auto";  // auto | latin | shuffle
+};
+
+struct AggregationConfig {
+  std::string rule = "workload_aware";  // workload_aware | uniform | paper
+  double hpc_share = 0.5;               // beta
+  bool weight_by_samples = false;
+  double server_lr = 1.0;               // eta_g
+};
+
+struct EvalConfig {
+  int64_t every = 1;              // evaluate every this many rounds
+  double threshold = 0.8;         // for rounds_to_threshold
+  int64_t max_test_samples = 0;   // > 0: evaluate on the first this many
+  int64_t batch_size = 1000;
+};
+
+struct ExperimentConfig {
+  std::string name = "experiment";
+  // shefl | fedensemble | fedavg | fedprox: fixes who trains what
+  std::string method = "shefl";
+  uint64_t seed = 1;
+  int64_t rounds = 100;
+  std::string out_dir;            // empty: results/<name>-<timestamp>
+  double round_deadline_s = 600;
+  std::string device = "auto";    // auto | cpu | cuda | cuda:N
+
+  DataConfig data;
+  PartitionConfig partition;
+  ModelConfig model;
+  TrainConfig train;
+  CompressionConfig compression;
+  ClientsConfig clients;
+  ScheduleConfig schedule;
+  AggregationConfig aggregation;
+  EvalConfig eval;
+};
+
+// Parses YAML text; `source` names the file in error messages.
+absl::StatusOr<ExperimentConfig> ParseConfig(const std::string& yaml_text,
+                                             const std::string& source);
+
+// Loads a file, then applies "dotted.key=value" overrides in order.
+absl::StatusOr<ExperimentConfig> LoadConfig(
+    const std::string& path, const std::vector<std::string>& overrides = {});
+
+// Applies overrides to a parsed config (each "a.b=value").
+absl::StatusOr<ExperimentConfig> ApplyOverrides(
+    const std::string& yaml_text, const std::string& source,
+    const std::vector<std::string>& overrides);
+
+// The resolved config, every key written, as YAML (results/config.yaml).
+std::string ConfigToYaml(const ExperimentConfig& config);
+
+}  // namespace shefl
+
+#endif  // SHEFL_COMMON_CONFIG_H_
