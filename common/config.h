@@ -115,14 +115,27 @@ struct ExperimentConfig {
 absl::StatusOr<ExperimentConfig> ParseConfig(const std::string& yaml_text,
                                              const std::string& source);
 
-// Loads a file, then applies "dotted.key=value" overrides in order.
+// Parses YAML text, then applies "dotted.key=value" overrides in order
+// (values are YAML scalars: `--set rounds=3`, `--set data.dataset=mnist`).
+// Method presets fill keys the file and overrides left unset (section 2:
+// fedavg has one model, fedprox mu = 0.01, baselines aggregate uniformly).
+absl::StatusOr<ExperimentConfig> ParseConfigWithOverrides(
+    const std::string& yaml_text, const std::string& source,
+    const std::vector<std::string>& overrides);
+
+// Reads `path` and calls ParseConfigWithOverrides.
 absl::StatusOr<ExperimentConfig> LoadConfig(
     const std::string& path, const std::vector<std::string>& overrides = {});
 
-// Applies overrides to a parsed config (each "a.b=value").
-absl::StatusOr<ExperimentConfig> ApplyOverrides(
-    const std::string& yaml_text, const std::string& source,
-    const std::vector<std::string>& overrides);
+// Every dotted key the loader knows, in file order (for docs and errors).
+std::vector<std::string> ConfigKeys();
+
+// Effective HPC:LPC resource ratio r (resource_ratio, or M when unset).
+double ResourceRatio(const ExperimentConfig& config);
+
+// True when the method gives clients tiers (SHEFL); the baselines treat
+// every client alike.
+bool MethodHasTiers(const std::string& method);
 
 // The resolved config, every key written, as YAML (results/config.yaml).
 std::string ConfigToYaml(const ExperimentConfig& config);

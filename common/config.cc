@@ -1,0 +1,432 @@
+// Config loading: one table binds every dotted key to its field, type and
+// allowed range, so parsing, overrides, validation and the resolved-config
+// dump all read the same list and cannot drift apart.
+#include "common/config.h"
+
+#include <yaml-cpp/yaml.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <fstream>
+#include <limits>
+#include <set>
+#include <sstream>
+#include <variant>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+
+namespace shefl {
+namespace {
+
+using Target =
+    std::variant<std::string*, int64_t*, uint64_t*, double*, bool*>;
+
+struct Field {
+  std::string key;
+  Target target;
+  double min = -std::numeric_limits<double>::infinity();
+  double max = std::numeric_limits<double>::infinity();
+  std::vector<std::string> choices;  // strings: allowed values (empty: any)
+};
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+std::vector<Field> Fields(ExperimentConfig& c) {
+  auto& d = c.data;
+  auto& p = c.partition;
+  auto& t = c.train;
+  auto& k = c.compression;
+  auto& cl = c.clients;
+  auto& a = c.aggregation;
+  return {
+      {"name", &c.name},
+      {"method", &c.method, 0, 0, {"shefl", "fedensemble", "fedavg", "fedprox"}},
+      {"seed", &c.seed},
+      {"rounds", &c.rounds, 1, 1e9},
+      {"out_dir", &c.out_dir},
+      {"round_deadline_s", &c.round_deadline_s, 0.001, kInf},
+      {"device", &c.device},
+      {"data.dataset", &d.dataset, 0, 0,
+       {"fmnist", "mnist", "cifar10", "cifar100", "agnews", "synthetic"}},
+      {"data.root", &d.root},
+      {"data.synthetic_train", &d.synthetic_train, 1, 1e9},
+      {"data.synthetic_test", &d.synthetic_test, 1, 1e9},
+      {"data.synthetic_features", &d.synthetic_features, 1, 1e6},
+      {"data.synthetic_classes", &d.synthetic_classes, 2, 1e6},
+      {"data.text_vocab", &d.text_vocab, 2, 1e9},
+      {"data.text_max_len", &d.text_max_len, 1, 1e6},
+      {"partition.scheme", &p.scheme, 0, 0, {"iid", "dirichlet", "shards", "own"}},
+      {"partition.alpha", &p.alpha, 1e-6, kInf},
+      {"partition.shards", &p.shards, 1, 1e9},
+      {"partition.shards_per_client", &p.shards_per_client, 1, 1e9},
+      {"partition.min_samples", &p.min_samples, 0, 1e9},
+      {"model.name", &c.model.name},
+      {"model.num_models", &c.model.num_models, 1, 1024},
+      {"train.optimizer", &t.optimizer, 0, 0, {"sgd", "adam"}},
+      {"train.lr", &t.lr, 1e-12, 1e3},
+      {"train.momentum", &t.momentum, 0, 1},
+      {"train.weight_decay", &t.weight_decay, 0, 1e3},
+      {"train.local_epochs", &t.local_epochs, 0, 1e6},
+      {"train.local_steps", &t.local_steps, 0, 1e9},
+      {"train.hpc_local_epochs", &t.hpc_local_epochs, 0, 1e6},
+      {"train.batch_size", &t.batch_size, 1, 1e7},
+      {"train.lr_decay", &t.lr_decay, 1e-6, 1},
+      {"train.lr_decay_every", &t.lr_decay_every, 1, 1e9},
+      {"train.prox_mu", &t.prox_mu, 0, 1e6},
+      {"compression.density", &k.density, 1e-9, 1},
+      {"compression.resource_ratio", &k.resource_ratio, 0, 1e6},
+      {"compression.value_type", &k.value_type, 0, 0, {"fp32", "fp16", "bf16"}},
+      {"compression.error_feedback", &k.error_feedback},
+      {"compression.budget_bytes", &k.budget_bytes, 0, 1e15},
+      {"clients.num_clients", &cl.num_clients, 1, 1e8},
+      {"clients.num_hpc", &cl.num_hpc, 0, 1e8},
+      {"clients.per_round_hpc", &cl.per_round_hpc, 0, 1e8},
+      {"clients.per_round_lpc", &cl.per_round_lpc, 0, 1e8},
+      {"clients.sampling", &cl.sampling, 0, 0, {"clustered", "uniform"}},
+      {"clients.over_selection", &cl.over_selection, 0, 10},
+      {"schedule.assignment", &c.schedule.assignment, 0, 0,
+       {"auto", "latin", "shuffle"}},
+      {"aggregation.rule", &a.rule, 0, 0, {"workload_aware", "uniform", "paper"}},
+      {"aggregation.hpc_share", &a.hpc_share, 0, 1},
+      {"aggregation.weight_by_samples", &a.weight_by_samples},
+      {"aggregation.server_lr", &a.server_lr, 1e-9, 1e6},
+      {"eval.every", &c.eval.every, 1, 1e9},
+      {"eval.threshold", &c.eval.threshold, 0, 1},
+      {"eval.max_test_samples", &c.eval.max_test_samples, 0, 1e12},
+      {"eval.batch_size", &c.eval.batch_size, 1, 1e7},
+  };
+}
+
+// Levenshtein distance, for "did you mean" hints on unknown keys.
+size_t EditDistance(const std::string& a, const std::string& b) {
+  std::vector<size_t> row(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    size_t prev = row[0];
+    row[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      size_t cur = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1,
+                         prev + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      prev = cur;
+    }
+  }
+  return row[b.size()];
+}
+
+std::string Hint(const std::string& key, const std::vector<Field>& fields) {
+  std::string best;
+  size_t best_d = 4;  // only close matches are worth suggesting
+  for (const Field& f : fields) {
+    size_t dist = EditDistance(key, f.key);
+    if (dist < best_d) best_d = dist, best = f.key;
+  }
+  return best.empty() ? "" : absl::StrCat(" (did you mean '", best, "'?)");
+}
+
+std::string NodeText(const YAML::Node& n) {
+  if (n.IsScalar()) return n.Scalar();
+  std::ostringstream os;
+  os << n;
+  return os.str();
+}
+
+absl::Status BadValue(const std::string& where, const Field& f,
+                      const std::string& what) {
+  return absl::InvalidArgumentError(
+      absl::StrCat(where, ": key '", f.key, "': ", what));
+}
+
+absl::Status CheckRange(const std::string& where, const Field& f, double v) {
+  if (std::isnan(v) || v < f.min || v > f.max) {
+    return BadValue(where, f,
+                    absl::StrFormat("value %g is out of range [%g, %g]", v,
+                                    f.min, f.max));
+  }
+  return absl::OkStatus();
+}
+
+// Sets one field from a YAML scalar, checking type and range.
+absl::Status SetField(const std::string& where, const Field& f,
+                      const YAML::Node& n) {
+  if (!n.IsScalar()) return BadValue(where, f, "expected a single value");
+  const std::string text = n.Scalar();
+  try {
+    if (auto* s = std::get_if<std::string*>(&f.target)) {
+      if (!f.choices.empty() &&
+          std::find(f.choices.begin(), f.choices.end(), text) ==
+              f.choices.end()) {
+        return BadValue(where, f,
+                        absl::StrCat("'", text, "' is not one of: ",
+                                     absl::StrJoin(f.choices, ", ")));
+      }
+      **s = text;
+    } else if (auto* i = std::get_if<int64_t*>(&f.target)) {
+      int64_t v = n.as<int64_t>();
+      if (auto st = CheckRange(where, f, static_cast<double>(v)); !st.ok())
+        return st;
+      **i = v;
+    } else if (auto* u = std::get_if<uint64_t*>(&f.target)) {
+      if (absl::StartsWith(text, "-"))
+        return BadValue(where, f, "expected a non-negative integer");
+      **u = n.as<uint64_t>();
+    } else if (auto* dv = std::get_if<double*>(&f.target)) {
+      double v = n.as<double>();
+      if (auto st = CheckRange(where, f, v); !st.ok()) return st;
+      **dv = v;
+    } else if (auto* b = std::get_if<bool*>(&f.target)) {
+      **b = n.as<bool>();
+    }
+  } catch (const YAML::Exception&) {
+    const char* type = std::holds_alternative<bool*>(f.target)     ? "a boolean"
+                       : std::holds_alternative<double*>(f.target) ? "a number"
+                                                                   : "an integer";
+    return BadValue(where, f,
+                    absl::StrCat("expected ", type, ", got '", text, "'"));
+  }
+  return absl::OkStatus();
+}
+
+const Field* FindField(const std::vector<Field>& fields,
+                       const std::string& key) {
+  for (const Field& f : fields)
+    if (f.key == key) return &f;
+  return nullptr;
+}
+
+bool IsSection(const std::vector<Field>& fields, const std::string& prefix) {
+  for (const Field& f : fields)
+    if (absl::StartsWith(f.key, prefix + ".")) return true;
+  return false;
+}
+
+absl::Status Walk(const std::string& source, const YAML::Node& node,
+                  const std::string& prefix, const std::vector<Field>& fields,
+                  std::set<std::string>* seen) {
+  if (!node.IsMap()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        source, ": ", prefix.empty() ? "the top level" : "key '" + prefix + "'",
+        " must be a mapping of keys to values"));
+  }
+  for (const auto& kv : node) {
+    const std::string key =
+        prefix.empty() ? kv.first.Scalar() : prefix + "." + kv.first.Scalar();
+    const std::string where =
+        absl::StrCat(source, ":", kv.first.Mark().line + 1);
+    if (const Field* f = FindField(fields, key)) {
+      if (auto st = SetField(where, *f, kv.second); !st.ok()) return st;
+      seen->insert(key);
+    } else if (IsSection(fields, key)) {
+      if (kv.second.IsNull()) continue;  // an empty section keeps defaults
+      if (auto st = Walk(source, kv.second, key, fields, seen); !st.ok())
+        return st;
+    } else {
+      return absl::InvalidArgumentError(absl::StrCat(
+          where, ": unknown key '", key, "'", Hint(key, fields)));
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ApplyOverride(const std::string& kv,
+                           const std::vector<Field>& fields,
+                           std::set<std::string>* seen) {
+  const size_t eq = kv.find('=');
+  if (eq == std::string::npos || eq == 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--set '", kv, "': expected key=value, e.g. --set rounds=3"));
+  }
+  const std::string key = kv.substr(0, eq);
+  const Field* f = FindField(fields, key);
+  if (f == nullptr) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--set: unknown key '", key, "'", Hint(key, fields)));
+  }
+  YAML::Node value;
+  try {
+    value = YAML::Load(kv.substr(eq + 1));
+  } catch (const YAML::Exception& e) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--set ", key, ": cannot parse value: ", e.what()));
+  }
+  if (value.IsNull()) value = YAML::Node(std::string());
+  if (auto st = SetField("--set", *f, value); !st.ok()) return st;
+  seen->insert(key);
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+bool MethodHasTiers(const std::string& method) { return method == "shefl"; }
+
+double ResourceRatio(const ExperimentConfig& c) {
+  return c.compression.resource_ratio > 0
+             ? c.compression.resource_ratio
+             : static_cast<double>(c.model.num_models);
+}
+
+namespace {
+
+absl::Status KeyError(const std::string& source, const std::string& key,
+                      const std::string& why) {
+  return absl::InvalidArgumentError(
+      absl::StrCat(source, ": key '", key, "': ", why));
+}
+
+// Method presets, then the checks that involve more than one key.
+absl::Status Resolve(const std::string& source,
+                     const std::set<std::string>& seen,
+                     ExperimentConfig& c) {
+  auto unset = [&](const char* key) { return seen.count(key) == 0; };
+  const bool single = c.method == "fedavg" || c.method == "fedprox";
+  if (single) {
+    if (unset("model.num_models")) c.model.num_models = 1;
+    if (c.model.num_models != 1)
+      return KeyError(source, "model.num_models",
+                      absl::StrCat("method ", c.method,
+                                   " trains one model; got ",
+                                   c.model.num_models));
+  }
+  if (c.method == "fedprox" && unset("train.prox_mu")) c.train.prox_mu = 0.01;
+  if (!MethodHasTiers(c.method)) {
+    if (unset("aggregation.rule")) c.aggregation.rule = "uniform";
+    if (c.aggregation.rule != "uniform")
+      return KeyError(source, "aggregation.rule",
+                      absl::StrCat("method ", c.method,
+                                   " has no tiers; only 'uniform' applies"));
+  }
+  const auto& cl = c.clients;
+  if (cl.num_hpc > cl.num_clients)
+    return KeyError(source, "clients.num_hpc",
+                    absl::StrCat(cl.num_hpc, " HPCs but only ",
+                                 cl.num_clients, " clients"));
+  if (cl.per_round_hpc + cl.per_round_lpc == 0)
+    return KeyError(source, "clients.per_round_lpc",
+                    "the cohort is empty (per_round_hpc + per_round_lpc = 0)");
+  if (MethodHasTiers(c.method)) {
+    if (cl.per_round_hpc > cl.num_hpc)
+      return KeyError(source, "clients.per_round_hpc",
+                      absl::StrCat(cl.per_round_hpc, " per round but only ",
+                                   cl.num_hpc, " HPCs"));
+    if (cl.per_round_lpc > cl.num_clients - cl.num_hpc)
+      return KeyError(source, "clients.per_round_lpc",
+                      absl::StrCat(cl.per_round_lpc, " per round but only ",
+                                   cl.num_clients - cl.num_hpc, " LPCs"));
+  } else if (cl.per_round_hpc + cl.per_round_lpc > cl.num_clients) {
+    return KeyError(source, "clients.per_round_lpc",
+                    "cohort larger than clients.num_clients");
+  }
+  if (c.train.local_steps == 0 && c.train.local_epochs == 0)
+    return KeyError(source, "train.local_epochs",
+                    "0 epochs and 0 steps: nothing would be trained");
+  if (c.partition.scheme == "shards" &&
+      c.partition.shards < c.partition.shards_per_client * cl.num_clients)
+    return KeyError(source, "partition.shards",
+                    absl::StrCat(c.partition.shards, " shards cannot give ",
+                                 cl.num_clients, " clients ",
+                                 c.partition.shards_per_client, " each"));
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<ExperimentConfig> ParseConfigWithOverrides(
+    const std::string& yaml_text, const std::string& source,
+    const std::vector<std::string>& overrides) {
+  ExperimentConfig config;
+  const std::vector<Field> fields = Fields(config);
+  std::set<std::string> seen;
+  YAML::Node root;
+  try {
+    root = YAML::Load(yaml_text);
+  } catch (const YAML::Exception& e) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        source, ":", e.mark.line + 1, ": not valid YAML: ", e.msg));
+  }
+  if (!root.IsNull()) {
+    if (auto st = Walk(source, root, "", fields, &seen); !st.ok()) return st;
+  }
+  for (const std::string& kv : overrides) {
+    if (auto st = ApplyOverride(kv, fields, &seen); !st.ok()) return st;
+  }
+  if (auto st = Resolve(source, seen, config); !st.ok()) return st;
+  return config;
+}
+
+absl::StatusOr<ExperimentConfig> ParseConfig(const std::string& yaml_text,
+                                             const std::string& source) {
+  return ParseConfigWithOverrides(yaml_text, source, {});
+}
+
+absl::StatusOr<ExperimentConfig> LoadConfig(
+    const std::string& path, const std::vector<std::string>& overrides) {
+  std::ifstream in(path);
+  if (!in) {
+    return absl::NotFoundError(
+        absl::StrCat("config file '", path, "' cannot be read"));
+  }
+  std::stringstream text;
+  text << in.rdbuf();
+  return ParseConfigWithOverrides(text.str(), path, overrides);
+}
+
+std::vector<std::string> ConfigKeys() {
+  ExperimentConfig c;
+  std::vector<std::string> keys;
+  for (const Field& f : Fields(c)) keys.push_back(f.key);
+  return keys;
+}
+
+namespace {
+
+// Shortest decimal that reads back to the same double.
+std::string ShortestDouble(double v) {
+  for (int prec = 1; prec <= 17; ++prec) {
+    std::string s = absl::StrFormat("%.*g", prec, v);
+    if (std::strtod(s.c_str(), nullptr) == v) return s;
+  }
+  return absl::StrFormat("%.17g", v);
+}
+
+void EmitValue(YAML::Emitter& out, const Target& t) {
+  if (auto* s = std::get_if<std::string*>(&t)) {
+    out << YAML::DoubleQuoted << **s;
+  } else if (auto* i = std::get_if<int64_t*>(&t)) {
+    out << **i;
+  } else if (auto* u = std::get_if<uint64_t*>(&t)) {
+    out << **u;
+  } else if (auto* d = std::get_if<double*>(&t)) {
+    out << ShortestDouble(**d);
+  } else if (auto* b = std::get_if<bool*>(&t)) {
+    out << YAML::TrueFalseBool << **b;
+  }
+}
+
+}  // namespace
+
+std::string ConfigToYaml(const ExperimentConfig& config) {
+  ExperimentConfig copy = config;
+  YAML::Emitter out;
+  out << YAML::BeginMap;
+  std::string section;
+  for (const Field& f : Fields(copy)) {
+    const size_t dot = f.key.find('.');
+    const std::string sec = dot == std::string::npos ? "" : f.key.substr(0, dot);
+    if (sec != section) {
+      if (!section.empty()) out << YAML::EndMap;
+      if (!sec.empty()) out << YAML::Key << sec << YAML::Value << YAML::BeginMap;
+      section = sec;
+    }
+    out << YAML::Key << f.key.substr(dot == std::string::npos ? 0 : dot + 1)
+        << YAML::Value;
+    EmitValue(out, f.target);
+  }
+  if (!section.empty()) out << YAML::EndMap;
+  out << YAML::EndMap;
+  return std::string(out.c_str()) + "\n";
+}
+
+}  // namespace shefl
