@@ -1,0 +1,237 @@
+#include "common/schedule.h"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+#include <set>
+
+#include "absl/strings/str_cat.h"
+#include "common/rng.h"
+
+namespace shefl {
+
+const char* TierName(Tier t) { return t == Tier::kHpc ? "hpc" : "lpc"; }
+
+Tier ClientTier(const ClientsConfig& clients, bool tiered, int64_t id) {
+  return tiered && id < clients.num_hpc ? Tier::kHpc : Tier::kLpc;
+}
+
+namespace {
+
+// Cuts `ids` (already shuffled) into `n` clusters whose sizes differ by at
+// most one, each sorted ascending.
+void CutInto(std::vector<int64_t> ids, int64_t n, Tier tier, Clusters* out) {
+  const int64_t size = static_cast<int64_t>(ids.size());
+  for (int64_t c = 0; c < n; ++c) {
+    auto begin = ids.begin() + c * size / n;
+    auto end = ids.begin() + (c + 1) * size / n;
+    std::vector<int64_t> members(begin, end);
+    std::sort(members.begin(), members.end());
+    out->members.push_back(std::move(members));
+    out->tier.push_back(tier);
+  }
+}
+
+std::vector<int64_t> Range(int64_t lo, int64_t hi) {
+  std::vector<int64_t> v(hi - lo);
+  std::iota(v.begin(), v.end(), lo);
+  return v;
+}
+
+}  // namespace
+
+Clusters MakeClusters(const ClientsConfig& cl, bool tiered, uint64_t seed) {
+  Clusters out;
+  auto rng = MakeRng(seed, SeedPurpose::kClusters);
+  if (tiered) {
+    std::vector<int64_t> hpc = Range(0, cl.num_hpc);
+    std::vector<int64_t> lpc = Range(cl.num_hpc, cl.num_clients);
+    Shuffle(hpc, rng);
+    Shuffle(lpc, rng);
+    CutInto(std::move(hpc), cl.per_round_hpc, Tier::kHpc, &out);
+    CutInto(std::move(lpc), cl.per_round_lpc, Tier::kLpc, &out);
+  } else {
+    std::vector<int64_t> all = Range(0, cl.num_clients);
+    Shuffle(all, rng);
+    CutInto(std::move(all), cl.per_round_hpc + cl.per_round_lpc, Tier::kLpc,
+            &out);
+  }
+  return out;
+}
+
+namespace {
+
+// k distinct elements of `pool` drawn uniformly (partial Fisher-Yates).
+std::vector<int64_t> DrawDistinct(std::vector<int64_t> pool, int64_t k,
+                                  std::mt19937_64& rng) {
+  const int64_t n = static_cast<int64_t>(pool.size());
+  k = std::min(k, n);
+  for (int64_t i = 0; i < k; ++i) {
+    int64_t j = i + static_cast<int64_t>(UniformBelow(rng, n - i));
+    std::swap(pool[i], pool[j]);
+  }
+  pool.resize(k);
+  return pool;
+}
+
+}  // namespace
+
+std::vector<CohortMember> SampleCohort(const ClientsConfig& cl,
+                                       const Clusters& clusters, bool tiered,
+                                       uint64_t seed, int64_t round) {
+  auto rng = MakeRng(seed, SeedPurpose::kCohort, {static_cast<uint64_t>(round)});
+  std::vector<CohortMember> cohort;
+  if (cl.sampling == "clustered") {
+    for (size_t c = 0; c < clusters.members.size(); ++c) {
+      const auto& m = clusters.members[c];
+      if (m.empty()) continue;
+      int64_t id = m[UniformBelow(rng, m.size())];
+      cohort.push_back({id, static_cast<int64_t>(c), clusters.tier[c]});
+    }
+  } else if (tiered) {
+    for (int64_t id : DrawDistinct(Range(0, cl.num_hpc), cl.per_round_hpc, rng))
+      cohort.push_back({id, -1, Tier::kHpc});
+    for (int64_t id : DrawDistinct(Range(cl.num_hpc, cl.num_clients),
+                                   cl.per_round_lpc, rng))
+      cohort.push_back({id, -1, Tier::kLpc});
+  } else {
+    for (int64_t id : DrawDistinct(Range(0, cl.num_clients),
+                                   cl.per_round_hpc + cl.per_round_lpc, rng))
+      cohort.push_back({id, -1, Tier::kLpc});
+  }
+  const int64_t c = static_cast<int64_t>(cohort.size());
+  const int64_t extra =
+      static_cast<int64_t>(std::ceil(c * (1.0 + cl.over_selection) - 1e-9)) - c;
+  if (extra > 0) {
+    std::set<int64_t> taken;
+    for (const auto& m : cohort) taken.insert(m.client_id);
+    std::vector<int64_t> rest;
+    for (int64_t id = 0; id < cl.num_clients; ++id)
+      if (!taken.count(id)) rest.push_back(id);
+    for (int64_t id : DrawDistinct(std::move(rest), extra, rng))
+      cohort.push_back({id, -1, Tier::kLpc, true});
+  }
+  return cohort;
+}
+
+absl::StatusOr<PermutationForm> ResolvePermutationForm(
+    const std::string& assignment, int64_t rows, int64_t M) {
+  if (assignment == "latin") return PermutationForm::kLatin;
+  if (assignment == "shuffle") return PermutationForm::kShuffle;
+  if (assignment == "auto")
+    return rows % M == 0 ? PermutationForm::kLatin : PermutationForm::kShuffle;
+  return absl::InvalidArgumentError(absl::StrCat(
+      "schedule.assignment: '", assignment, "' is not auto, latin or shuffle"));
+}
+
+PermutationMatrix MakePermutation(PermutationForm form, int64_t rows,
+                                  int64_t M, uint64_t seed, int64_t period) {
+  auto rng = MakeRng(seed, SeedPurpose::kPermutation,
+                     {static_cast<uint64_t>(period)});
+  PermutationMatrix p;
+  if (form == PermutationForm::kShuffle) {
+    for (int64_t r = 0; r < rows; ++r) {
+      std::vector<int64_t> row = Range(0, M);
+      Shuffle(row, rng);
+      p.rows.push_back(std::move(row));
+    }
+    return p;
+  }
+  std::vector<int64_t> base = Range(0, M);
+  Shuffle(base, rng);
+  const int64_t offset = static_cast<int64_t>(UniformBelow(rng, M));
+  std::vector<int64_t> shifts(rows);
+  for (int64_t r = 0; r < rows; ++r) shifts[r] = (offset + r) % M;
+  Shuffle(shifts, rng);
+  for (int64_t r = 0; r < rows; ++r) {
+    std::vector<int64_t> row(M);
+    for (int64_t j = 0; j < M; ++j) row[j] = base[(j + shifts[r]) % M];
+    p.rows.push_back(std::move(row));
+  }
+  return p;
+}
+
+int64_t LpcK(int64_t d, double rho) {
+  // long double and a small slack keep ceil(0.1 * 582026) at 58203, not
+  // 58204 from the rounding of 0.1.
+  long double k = std::ceil(static_cast<long double>(rho) * d - 1e-9L);
+  return std::clamp<int64_t>(static_cast<int64_t>(k), 1, d);
+}
+
+int64_t HpcK(int64_t d, double rho, double r, int64_t M) {
+  long double k = std::ceil(static_cast<long double>(r) / M * rho * d - 1e-9L);
+  return std::clamp<int64_t>(static_cast<int64_t>(k), 1, d);
+}
+
+absl::StatusOr<Scheduler> Scheduler::Create(const ExperimentConfig& config,
+                                            int64_t model_dim) {
+  if (model_dim <= 0)
+    return absl::InvalidArgumentError("Scheduler: model dimension must be > 0");
+  Scheduler s;
+  s.config_ = config;
+  s.d_ = model_dim;
+  s.tiered_ = MethodHasTiers(config.method);
+  s.clusters_ = MakeClusters(config.clients, s.tiered_, config.seed);
+  const int64_t M = config.model.num_models;
+  const int64_t lpc_rows =
+      s.tiered_ ? config.clients.per_round_lpc
+                : config.clients.per_round_hpc + config.clients.per_round_lpc;
+  auto form = ResolvePermutationForm(config.schedule.assignment,
+                                     std::max<int64_t>(lpc_rows, 1), M);
+  if (!form.ok()) return form.status();
+  s.form_ = *form;
+  const double rho = config.compression.density;
+  s.k_lpc_ = LpcK(model_dim, rho);
+  s.k_hpc_ = HpcK(model_dim, rho, ResourceRatio(config), M);
+  return s;
+}
+
+PermutationMatrix Scheduler::PermutationFor(int64_t round) const {
+  const int64_t M = config_.model.num_models;
+  int64_t rows = 0;
+  for (Tier t : clusters_.tier) rows += t == Tier::kLpc ? 1 : 0;
+  return MakePermutation(form_, rows, M, config_.seed, round / M);
+}
+
+RoundPlan Scheduler::Plan(int64_t round) const {
+  const int64_t M = config_.model.num_models;
+  RoundPlan plan;
+  plan.round = round;
+  const PermutationMatrix p = PermutationFor(round);
+  // Row of P for each LPC cluster: LPC clusters in cluster order.
+  std::vector<int64_t> row_of(clusters_.members.size(), -1);
+  int64_t next_row = 0;
+  for (size_t c = 0; c < clusters_.tier.size(); ++c)
+    if (clusters_.tier[c] == Tier::kLpc) row_of[c] = next_row++;
+
+  int64_t extra = 0, unclustered = 0;
+  for (const CohortMember& m :
+       SampleCohort(config_.clients, clusters_, tiered_, config_.seed, round)) {
+    ClientTask task{m.client_id, m.tier, {}, {}};
+    if (m.tier == Tier::kHpc) {
+      for (int64_t j = 0; j < M; ++j) task.models.push_back(j);
+      task.k.assign(M, k_hpc_);
+      ++plan.num_hpc;
+    } else {
+      int64_t model;
+      if (m.cluster >= 0) {
+        model = p.rows[row_of[m.cluster]][round % M];
+      } else if (!m.extra && unclustered < static_cast<int64_t>(p.rows.size())) {
+        model = p.rows[unclustered++][round % M];
+      } else {
+        model = (round + extra++) % M;  // extras walk the models in turn
+      }
+      task.models.push_back(model);
+      task.k.push_back(k_lpc_);
+      ++plan.num_lpc;
+    }
+    plan.tasks.push_back(std::move(task));
+  }
+  std::sort(plan.tasks.begin(), plan.tasks.end(),
+            [](const ClientTask& a, const ClientTask& b) {
+              return a.client_id < b.client_id;
+            });
+  return plan;
+}
+
+}  // namespace shefl

@@ -1,0 +1,119 @@
+// Who trains what in a round (DESIGN.md section 2): client tiers, the
+// cluster-based cohort sampler of Algorithm 1, the permutation matrix P that
+// gives each LPC cluster its model, and the top-k budget of every
+// (client, model) pair. Pure functions of (config, seed, round): the
+// coordinator and any test compute the same schedule.
+#ifndef SHEFL_COMMON_SCHEDULE_H_
+#define SHEFL_COMMON_SCHEDULE_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "common/config.h"
+
+namespace shefl {
+
+enum class Tier { kHpc, kLpc };
+
+const char* TierName(Tier t);  // "hpc" | "lpc"
+
+// Client ids [0, num_hpc) are HPCs, the rest LPCs (when the method has
+// tiers; otherwise every client is treated as an LPC).
+Tier ClientTier(const ClientsConfig& clients, bool tiered, int64_t client_id);
+
+// Clusters drawn once from the seed: the HPCs shuffled and cut into C_h
+// near-equal clusters, the LPCs likewise into C_l. Without tiers all N
+// clients form C = C_h + C_l clusters. Cluster c's members are
+// members[c], ascending.
+struct Clusters {
+  std::vector<std::vector<int64_t>> members;
+  std::vector<Tier> tier;  // per cluster
+};
+
+Clusters MakeClusters(const ClientsConfig& clients, bool tiered,
+                      uint64_t seed);
+
+// One sampled client and the cluster it was drawn from (-1 when sampled
+// without clusters or as an over-selection extra).
+struct CohortMember {
+  int64_t client_id;
+  int64_t cluster;
+  Tier tier;
+  bool extra = false;  // an over-selection extra
+};
+
+// The cohort of round t (from 0), ordered by cluster, then extras.
+// clustered: one client uniformly from each cluster. uniform: C_h HPCs and
+// C_l LPCs uniformly without replacement. Over-selection adds
+// ceil(C*(1+e)) - C extra clients of either tier, uniformly from those
+// not yet drawn; extras train like LPCs and take model (t + i) mod M.
+// Without clusters the i-th LPC drawn takes row i of P.
+std::vector<CohortMember> SampleCohort(const ClientsConfig& clients,
+                                       const Clusters& clusters, bool tiered,
+                                       uint64_t seed, int64_t round);
+
+// P: one row per LPC cluster, M columns; in round t the client from LPC
+// cluster c trains model rows[c][t mod M]. Drawn afresh every M rounds.
+struct PermutationMatrix {
+  std::vector<std::vector<int64_t>> rows;
+};
+
+enum class PermutationForm { kShuffle, kLatin };
+
+// `auto` picks latin when C_l mod M == 0, else shuffle.
+absl::StatusOr<PermutationForm> ResolvePermutationForm(
+    const std::string& assignment, int64_t num_lpc_clusters, int64_t M);
+
+// shuffle: every row an independent shuffle of [0, M). latin: every row a
+// cyclic shift of one random permutation; the shifts (offset + c) mod M
+// are dealt to rows at random, so when rows mod M == 0 each column holds
+// each model exactly rows/M times.
+PermutationMatrix MakePermutation(PermutationForm form, int64_t rows,
+                                  int64_t M, uint64_t seed, int64_t period);
+
+// One client's work in a round.
+struct ClientTask {
+  int64_t client_id;
+  Tier tier;
+  std::vector<int64_t> models;  // ascending
+  std::vector<int64_t> k;       // top-k budget per entry of `models`
+};
+
+// The whole plan of round t: cohort, assignment and budgets.
+struct RoundPlan {
+  int64_t round = 0;
+  std::vector<ClientTask> tasks;  // ascending client id
+  int64_t num_hpc = 0;            // C_h actually sampled
+  int64_t num_lpc = 0;
+};
+
+// k_l = ceil(rho * d), at least 1 and at most d.
+int64_t LpcK(int64_t d, double rho);
+// k_h = ceil((r / M) * rho * d), at least 1 and at most d.
+int64_t HpcK(int64_t d, double rho, double r, int64_t M);
+
+// Plans every round of an experiment. Cheap to copy; holds the clusters.
+class Scheduler {
+ public:
+  static absl::StatusOr<Scheduler> Create(const ExperimentConfig& config,
+                                          int64_t model_dim);
+  RoundPlan Plan(int64_t round) const;
+  const Clusters& clusters() const { return clusters_; }
+  PermutationForm form() const { return form_; }
+  // P in force for round t.
+  PermutationMatrix PermutationFor(int64_t round) const;
+
+ private:
+  ExperimentConfig config_;
+  int64_t d_ = 0;
+  bool tiered_ = true;
+  Clusters clusters_;
+  PermutationForm form_ = PermutationForm::kLatin;
+  int64_t k_lpc_ = 0, k_hpc_ = 0;
+};
+
+}  // namespace shefl
+
+#endif  // SHEFL_COMMON_SCHEDULE_H_
