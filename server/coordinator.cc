@@ -1,0 +1,205 @@
+// The round state machine. One round, as DESIGN.md section 1 tells it:
+//   1. sample the cohort, assign models by the permutation, compute k;
+//   2. push a task to each sampled client;
+//   3-4. the gRPC handlers serve downloads and take uploads meanwhile;
+//   5. when every update is in or the deadline passes: close the round,
+//      aggregate, evaluate, checkpoint, record, and start the next.
+#include "server/coordinator.h"
+
+#include <chrono>
+#include <thread>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "common/log.h"
+#include "common/train.h"
+
+namespace shefl {
+
+namespace {
+using Clock = std::chrono::steady_clock;
+double Since(Clock::time_point t) {
+  return std::chrono::duration<double>(Clock::now() - t).count();
+}
+}  // namespace
+
+absl::Status Coordinator::Run() {
+  const auto start = Clock::now();
+  WaitForDaemons();
+  for (int64_t t = first_round_; t < state_->config.rounds; ++t) {
+    if (state_->stop) break;
+    if (auto st = RunRound(t); !st.ok()) return st;
+  }
+  const double wall = prior_wall_seconds_ + Since(start);
+  auto st = Finish(wall);
+  ShutdownDaemons();
+  return st;
+}
+
+void Coordinator::WaitForDaemons() {
+  auto last_log = Clock::now() - std::chrono::seconds(10);
+  while (!state_->stop && !state_->registry.AllConnected()) {
+    if (Since(last_log) >= 10) {
+      LogLine("coordinator",
+              absl::StrCat("waiting for clients: ",
+                           state_->registry.ConnectedClients(), "/",
+                           state_->config.clients.num_clients, " connected"));
+      last_log = Clock::now();
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+}
+
+absl::Status Coordinator::RunRound(int64_t t) {
+  const int64_t round = t + 1;
+  const ExperimentConfig& cfg = state_->config;
+  const auto start = Clock::now();
+
+  // 1. Cohort, assignment and budgets.
+  const RoundPlan plan = scheduler_->Plan(t);
+  std::vector<uint64_t> versions;
+  for (int64_t m = 0; m < cfg.model.num_models; ++m)
+    versions.push_back(state_->store->Version(m));
+  const auto deadline =
+      start + std::chrono::milliseconds(
+                  static_cast<int64_t>(cfg.round_deadline_s * 1000));
+  auto round_state = std::make_shared<RoundState>(
+      round, plan, versions, state_->store->dim(), cfg.aggregation,
+      cfg.model.num_models, deadline);
+
+  // 2. Open the round and push the tasks.
+  auto tasks = MakeTasks(plan, round);
+  state_->Open(round_state, tasks);
+  PushTasks(tasks);
+  double own = Since(start);
+
+  // 3-4. Wait for the uploads (the handlers validate and buffer them).
+  const auto wait_start = Clock::now();
+  const bool complete = round_state->WaitComplete(state_->stop);
+  const double waited = Since(wait_start);
+  const auto close_start = Clock::now();
+
+  // 5. Close: from here on an update is late. Aggregate in client order.
+  round_state->Close();
+  if (!complete && state_->stop) {
+    LogLine("coordinator", absl::StrCat("round ", round, " abandoned: stopping"));
+    state_->Finish(round - 1);
+    return absl::OkStatus();
+  }
+  if (!complete)
+    LogLine("coordinator",
+            absl::StrCat("round ", round, " deadline: ",
+                         round_state->accepted(), "/", round_state->expected(),
+                         " updates in"));
+  if (auto st = Aggregate(*round_state); !st.ok()) return st;
+
+  if (round % cfg.eval.every == 0 || round == cfg.rounds) {
+    auto eval = evaluator_->Evaluate([&] {
+      std::vector<ModelSnapshot> snaps;
+      for (int64_t m = 0; m < cfg.model.num_models; ++m)
+        snaps.push_back(state_->store->Get(m));
+      return snaps;
+    }());
+    if (!eval.ok()) return eval.status();
+    RecordEvaluation(*eval, round);
+  }
+  if (auto st = state_->store->SaveCheckpoint(results_->checkpoint_path(), round);
+      !st.ok())
+    return st;
+  own += Since(close_start);
+  const double wall = Since(start);
+
+  // Record: rounds.jsonl, metrics, progress line; then release the daemons.
+  nlohmann::json line = RoundLine(*round_state, wall, own);
+  line["wait_seconds"] = waited;
+  if (auto st = results_->AppendRound(line); !st.ok()) return st;
+  state_->metrics.SetRound(round);
+  state_->metrics.ObserveRoundSeconds(wall);
+  LogLine("coordinator",
+          absl::StrFormat("round %d/%d  acc %.4f  loss %.4f  up %.2f MB  "
+                          "down %.2f MB  %d accepted %d rejected %d late  "
+                          "%.1f s (own %.2f s)",
+                          round, cfg.rounds, last_eval_.ensemble_accuracy,
+                          last_eval_.ensemble_nll,
+                          line["bytes_up"].get<double>() / 1e6,
+                          line["bytes_down"].get<double>() / 1e6,
+                          round_state->accepted(), round_state->rejected(),
+                          round_state->late(), wall, own));
+  state_->Finish(round);
+  v1::FeedMessage end;
+  end.mutable_round_end()->set_round(round);
+  for (const auto& session : state_->registry.Sessions()) session->feed.Push(end);
+  return absl::OkStatus();
+}
+
+std::map<int64_t, v1::FeedMessage> Coordinator::MakeTasks(
+    const RoundPlan& plan, int64_t round) const {
+  const ExperimentConfig& cfg = state_->config;
+  const double lr = RoundLearningRate(cfg.train, round - 1);
+  const auto deadline_ms =
+      std::chrono::duration_cast<std::chrono::milliseconds>(
+          std::chrono::system_clock::now().time_since_epoch())
+          .count() +
+      static_cast<int64_t>(cfg.round_deadline_s * 1000);
+  std::map<int64_t, v1::FeedMessage> tasks;
+  for (const ClientTask& ct : plan.tasks) {
+    v1::FeedMessage msg;
+    v1::Task* task = msg.mutable_task();
+    task->set_round(round);
+    task->set_client_id(ct.client_id);
+    task->set_deadline_unix_ms(deadline_ms);
+    for (size_t i = 0; i < ct.models.size(); ++i) {
+      v1::ModelTask* mt = task->add_models();
+      mt->set_model_id(ct.models[i]);
+      mt->set_model_version(state_->store->Version(ct.models[i]));
+      mt->set_k(ct.k[i]);
+    }
+    v1::LocalTrainSettings* s = task->mutable_train();
+    s->set_lr(lr);
+    const bool hpc = ct.tier == Tier::kHpc && cfg.train.hpc_local_epochs > 0;
+    s->set_local_epochs(hpc ? cfg.train.hpc_local_epochs : cfg.train.local_epochs);
+    s->set_local_steps(cfg.train.local_steps);
+    s->set_batch_size(cfg.train.batch_size);
+    s->set_prox_mu(cfg.train.prox_mu);
+    tasks[ct.client_id] = std::move(msg);
+  }
+  return tasks;
+}
+
+void Coordinator::PushTasks(const std::map<int64_t, v1::FeedMessage>& tasks) {
+  for (const auto& [client, task] : tasks) {
+    auto owner = state_->registry.OwnerOf(client);
+    if (owner == nullptr) {
+      LogLine("coordinator",
+              absl::StrCat("client ", client, " has no daemon: task dropped"));
+      continue;
+    }
+    owner->feed.Push(task);
+  }
+}
+
+absl::Status Coordinator::Aggregate(RoundState& round_state) {
+  std::vector<ModelAggregator>& aggs = round_state.Close();
+  for (size_t m = 0; m < aggs.size(); ++m) {
+    if (aggs[m].num_updates() == 0) continue;
+    std::vector<float> w = *state_->store->Get(m);
+    if (auto st = aggs[m].ApplyTo(&w); !st.ok()) return st;
+    state_->store->Publish(m, std::move(w));
+  }
+  return absl::OkStatus();
+}
+
+void Coordinator::RecordEvaluation(const EvalResult& r, int64_t round) {
+  last_eval_ = r;
+  evaluated_ = true;
+  best_accuracy_ = std::max(best_accuracy_, r.ensemble_accuracy);
+  if (rounds_to_threshold_ < 0 &&
+      r.ensemble_accuracy >= state_->config.eval.threshold)
+    rounds_to_threshold_ = round;
+  state_->metrics.SetEnsembleAccuracy(r.ensemble_accuracy);
+  state_->metrics.SetEnsembleLoss(r.ensemble_nll);
+  for (size_t m = 0; m < r.member_accuracy.size(); ++m)
+    state_->metrics.SetModelAccuracy(m, r.member_accuracy[m]);
+}
+
+}  // namespace shefl

@@ -1,0 +1,84 @@
+// shefl-coordinator: holds the M global models, runs the rounds, and
+// serves the daemons over gRPC. Run() is the round state machine; see
+// coordinator.cc, which reads top to bottom as DESIGN.md section 1 does.
+#ifndef SHEFL_SERVER_COORDINATOR_H_
+#define SHEFL_SERVER_COORDINATOR_H_
+
+#include <grpcpp/server.h>
+#include <prometheus/exposer.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "absl/status/statusor.h"
+#include "common/schedule.h"
+#include "server/coordinator_service.h"
+#include "server/coordinator_state.h"
+#include "server/evaluator.h"
+#include "server/run_results.h"
+
+namespace shefl {
+
+struct CoordinatorOptions {
+  std::string config_path;
+  std::vector<std::string> overrides;  // --set key=value
+  std::string listen = "127.0.0.1:50051";
+  std::string metrics_listen;
+  std::string out_dir;     // overrides config out_dir
+  std::string resume_dir;  // continue this run from its checkpoint
+  int threads = 0;         // torch threads for evaluation; 0: all cores
+};
+
+class Coordinator {
+ public:
+  static absl::StatusOr<std::unique_ptr<Coordinator>> Create(
+      const CoordinatorOptions& options);
+  ~Coordinator();
+
+  // Runs every remaining round, then tells the daemons to stop.
+  absl::Status Run();
+  // Asks Run() to stop after checkpointing (signal-safe: sets a flag).
+  void RequestStop() { state_->stop = true; }
+
+  int listening_port() const { return port_; }
+  const std::string& results_dir() const { return results_->dir(); }
+
+ private:
+  Coordinator() = default;
+  absl::Status StartServers(const CoordinatorOptions& options);
+  void WaitForDaemons();
+  absl::Status RunRound(int64_t t);
+  std::map<int64_t, v1::FeedMessage> MakeTasks(const RoundPlan& plan,
+                                               int64_t round) const;
+  void PushTasks(const std::map<int64_t, v1::FeedMessage>& tasks);
+  absl::Status Aggregate(RoundState& state);
+  nlohmann::json RoundLine(const RoundState& state, double wall,
+                           double own_seconds) const;
+  void RecordEvaluation(const EvalResult& r, int64_t round);
+  absl::Status Finish(double wall_seconds);
+  void ShutdownDaemons();
+
+  std::unique_ptr<CoordinatorState> state_;
+  std::unique_ptr<Evaluator> evaluator_;
+  std::unique_ptr<Scheduler> scheduler_;
+  std::unique_ptr<RunResults> results_;
+  std::unique_ptr<CoordinatorService> service_;
+  std::unique_ptr<grpc::Server> server_;
+  std::unique_ptr<prometheus::Exposer> exposer_;
+  int port_ = 0;
+  int64_t first_round_ = 0;  // t of the first round this process runs
+
+  // Evaluation history, for rounds.jsonl and summary.json.
+  EvalResult last_eval_;
+  bool evaluated_ = false;
+  double best_accuracy_ = 0;
+  int64_t rounds_to_threshold_ = -1;
+  double prior_wall_seconds_ = 0;  // from before a resume
+};
+
+}  // namespace shefl
+
+#endif  // SHEFL_SERVER_COORDINATOR_H_

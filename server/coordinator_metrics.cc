@@ -1,0 +1,66 @@
+#include "server/coordinator_metrics.h"
+
+namespace shefl {
+
+CoordinatorMetrics::CoordinatorMetrics()
+    : registry_(std::make_shared<prometheus::Registry>()) {
+  auto& r = *registry_;
+  round_ = &prometheus::BuildGauge()
+                .Name("shefl_round")
+                .Help("Last completed round (from 1)")
+                .Register(r)
+                .Add({});
+  round_duration_ =
+      &prometheus::BuildHistogram()
+           .Name("shefl_round_duration_seconds")
+           .Help("Wall time of a round, from task push to aggregate applied")
+           .Register(r)
+           .Add({}, prometheus::Histogram::BucketBoundaries{
+                        0.5, 1, 2, 5, 10, 20, 30, 60, 120, 300, 600, 1800});
+  ensemble_accuracy_ = &prometheus::BuildGauge()
+                            .Name("shefl_ensemble_accuracy")
+                            .Help("Ensemble test accuracy (fraction)")
+                            .Register(r)
+                            .Add({});
+  ensemble_loss_ = &prometheus::BuildGauge()
+                        .Name("shefl_ensemble_loss")
+                        .Help("Ensemble test NLL")
+                        .Register(r)
+                        .Add({});
+  model_accuracy_ = &prometheus::BuildGauge()
+                         .Name("shefl_model_accuracy")
+                         .Help("Test accuracy of each ensemble member")
+                         .Register(r);
+  bytes_ = &prometheus::BuildCounter()
+                .Name("shefl_bytes_total")
+                .Help("gRPC bytes (serialized + 5-byte header) by direction "
+                      "and tier; control traffic has tier=\"control\"")
+                .Register(r);
+  updates_ = &prometheus::BuildCounter()
+                  .Name("shefl_updates_total")
+                  .Help("Uploaded updates by result")
+                  .Register(r);
+  for (const char* res : {"accepted", "rejected", "late"})
+    updates_->Add({{"result", res}});
+  clients_connected_ = &prometheus::BuildGauge()
+                            .Name("shefl_clients_connected")
+                            .Help("Logical clients whose daemon holds a feed")
+                            .Register(r)
+                            .Add({});
+}
+
+void CoordinatorMetrics::SetModelAccuracy(int64_t model, double a) {
+  model_accuracy_->Add({{"model", std::to_string(model)}}).Set(a);
+}
+
+void CoordinatorMetrics::AddBytes(const std::string& direction,
+                                  const std::string& tier, uint64_t bytes) {
+  bytes_->Add({{"direction", direction}, {"tier", tier}})
+      .Increment(static_cast<double>(bytes));
+}
+
+void CoordinatorMetrics::CountUpdate(const std::string& result) {
+  updates_->Add({{"result", result}}).Increment();
+}
+
+}  // namespace shefl

@@ -1,0 +1,51 @@
+// The coordinator's Prometheus metrics (names fixed by DESIGN.md section 9).
+#ifndef SHEFL_SERVER_COORDINATOR_METRICS_H_
+#define SHEFL_SERVER_COORDINATOR_METRICS_H_
+
+#include <prometheus/counter.h>
+#include <prometheus/gauge.h>
+#include <prometheus/histogram.h>
+#include <prometheus/registry.h>
+
+#include <memory>
+#include <string>
+
+namespace shefl {
+
+class CoordinatorMetrics {
+ public:
+  CoordinatorMetrics();
+
+  const std::shared_ptr<prometheus::Registry>& registry() const {
+    return registry_;
+  }
+
+  void SetRound(int64_t round) { round_->Set(static_cast<double>(round)); }
+  void ObserveRoundSeconds(double s) { round_duration_->Observe(s); }
+  void SetEnsembleAccuracy(double a) { ensemble_accuracy_->Set(a); }
+  void SetModelAccuracy(int64_t model, double a);
+  void SetEnsembleLoss(double l) { ensemble_loss_->Set(l); }
+  // direction: "up" | "down"; tier: "hpc" | "lpc" | "control"
+  void AddBytes(const std::string& direction, const std::string& tier,
+                uint64_t bytes);
+  // result: "accepted" | "rejected" | "late"
+  void CountUpdate(const std::string& result);
+  void SetClientsConnected(int64_t n) {
+    clients_connected_->Set(static_cast<double>(n));
+  }
+
+ private:
+  std::shared_ptr<prometheus::Registry> registry_;
+  prometheus::Gauge* round_;
+  prometheus::Histogram* round_duration_;
+  prometheus::Gauge* ensemble_accuracy_;
+  prometheus::Gauge* ensemble_loss_;
+  prometheus::Family<prometheus::Gauge>* model_accuracy_;
+  prometheus::Family<prometheus::Counter>* bytes_;
+  prometheus::Family<prometheus::Counter>* updates_;
+  prometheus::Gauge* clients_connected_;
+};
+
+}  // namespace shefl
+
+#endif  // SHEFL_SERVER_COORDINATOR_METRICS_H_

@@ -1,0 +1,48 @@
+// The gRPC face of the coordinator (proto/shefl.proto). Handlers validate,
+// book every message in the byte ledger, and hand the work to the shared
+// CoordinatorState; the round loop (server/round_loop.cc) does the rest.
+#ifndef SHEFL_SERVER_COORDINATOR_SERVICE_H_
+#define SHEFL_SERVER_COORDINATOR_SERVICE_H_
+
+#include "server/coordinator_state.h"
+#include "shefl.grpc.pb.h"
+
+namespace shefl {
+
+class CoordinatorService final : public v1::Coordinator::Service {
+ public:
+  explicit CoordinatorService(CoordinatorState* state) : s_(state) {}
+
+  grpc::Status Register(grpc::ServerContext* ctx,
+                        const v1::RegisterRequest* req,
+                        v1::RegisterReply* reply) override;
+  grpc::Status TaskFeed(grpc::ServerContext* ctx,
+                        const v1::TaskFeedRequest* req,
+                        grpc::ServerWriter<v1::FeedMessage>* writer) override;
+  grpc::Status DownloadModel(
+      grpc::ServerContext* ctx, const v1::DownloadRequest* req,
+      grpc::ServerWriter<v1::ModelChunk>* writer) override;
+  grpc::Status UploadDelta(grpc::ServerContext* ctx,
+                           grpc::ServerReader<v1::DeltaChunk>* reader,
+                           v1::UploadReply* reply) override;
+  grpc::Status Heartbeat(grpc::ServerContext* ctx,
+                         const v1::HeartbeatRequest* req,
+                         v1::HeartbeatReply* reply) override;
+
+ private:
+  // Books one message in the ledger and the byte metrics.
+  void Book(int64_t round, int64_t client, int64_t model, Direction dir,
+            Traffic kind, uint64_t bytes);
+  // Reads, validates and decodes one upload; the caller counts refusals.
+  absl::Status ReceiveUpload(grpc::ServerReader<v1::DeltaChunk>* reader,
+                             const v1::DeltaChunk& first);
+
+  CoordinatorState* s_;
+};
+
+// absl and gRPC share their status codes.
+grpc::Status ToGrpc(const absl::Status& st);
+
+}  // namespace shefl
+
+#endif  // SHEFL_SERVER_COORDINATOR_SERVICE_H_

@@ -1,0 +1,48 @@
+#include "server/evaluator.h"
+
+#include "common/data.h"
+#include "common/device.h"
+#include "common/flat_state.h"
+
+namespace shefl {
+
+absl::StatusOr<std::unique_ptr<Evaluator>> Evaluator::Create(
+    const ExperimentConfig& config) {
+  auto e = std::unique_ptr<Evaluator>(new Evaluator());
+  e->config_ = config;
+  auto test = LoadDataset(config.data, /*train=*/false, config.seed);
+  if (!test.ok()) return test.status();
+  e->test_ = std::move(*test);
+  auto shape = ShapeOf(e->test_, config.data.text_vocab);
+  if (!shape.ok()) return shape.status();
+  e->shape_ = *shape;
+  for (int64_t m = 0; m < config.model.num_models; ++m) {
+    auto net = MakeModel(config.model.name, e->shape_);
+    if (!net.ok()) return net.status();
+    e->nets_.push_back(*net);
+  }
+  e->dim_ = FlatSize(*e->nets_[0]);
+  return e;
+}
+
+absl::StatusOr<std::vector<std::vector<float>>> Evaluator::InitialModels()
+    const {
+  std::vector<std::vector<float>> out;
+  for (int64_t m = 0; m < config_.model.num_models; ++m) {
+    auto net = MakeInitialisedModel(config_.model.name, shape_, config_.seed, m);
+    if (!net.ok()) return net.status();
+    out.push_back(FlattenToVector(**net));
+  }
+  return out;
+}
+
+absl::StatusOr<EvalResult> Evaluator::Evaluate(
+    const std::vector<ModelSnapshot>& models) {
+  for (size_t m = 0; m < models.size(); ++m)
+    if (auto st = Unflatten(*models[m], *nets_[m]); !st.ok()) return st;
+  // The coordinator evaluates on the CPU: its device is the daemons'.
+  return EvaluateEnsemble(nets_, test_, config_.eval.batch_size,
+                          config_.eval.max_test_samples, c10::Device(c10::kCPU));
+}
+
+}  // namespace shefl

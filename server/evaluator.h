@@ -1,0 +1,40 @@
+// The coordinator's view of the models as networks: it builds the initial
+// global models from the seed and evaluates the ensemble on its test set.
+#ifndef SHEFL_SERVER_EVALUATOR_H_
+#define SHEFL_SERVER_EVALUATOR_H_
+
+#include <memory>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "common/config.h"
+#include "common/dataset.h"
+#include "common/evaluate.h"
+#include "common/models.h"
+#include "server/model_store.h"
+
+namespace shefl {
+
+class Evaluator {
+ public:
+  // Loads the test split named by config.data and builds M networks.
+  static absl::StatusOr<std::unique_ptr<Evaluator>> Create(
+      const ExperimentConfig& config);
+
+  // The M initial flat models: member m seeded by (seed, model-init, m).
+  absl::StatusOr<std::vector<std::vector<float>>> InitialModels() const;
+  int64_t dim() const { return dim_; }
+
+  absl::StatusOr<EvalResult> Evaluate(const std::vector<ModelSnapshot>& models);
+
+ private:
+  ExperimentConfig config_;
+  Dataset test_;
+  ModelShape shape_;
+  std::vector<std::shared_ptr<Net>> nets_;
+  int64_t dim_ = 0;
+};
+
+}  // namespace shefl
+
+#endif  // SHEFL_SERVER_EVALUATOR_H_

@@ -1,0 +1,161 @@
+#include "server/model_store.h"
+
+#include <fcntl.h>
+#include <openssl/sha.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+
+#include "absl/strings/str_cat.h"
+
+namespace shefl {
+
+ModelStore::ModelStore(std::vector<std::vector<float>> models) {
+  for (auto& m : models)
+    models_.push_back(std::make_shared<const std::vector<float>>(std::move(m)));
+  versions_.assign(models_.size(), 0);
+}
+
+int64_t ModelStore::num_models() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return static_cast<int64_t>(models_.size());
+}
+
+uint64_t ModelStore::dim() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return models_.empty() ? 0 : models_[0]->size();
+}
+
+ModelSnapshot ModelStore::Get(int64_t model) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return models_.at(model);
+}
+
+uint64_t ModelStore::Version(int64_t model) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return versions_.at(model);
+}
+
+std::pair<ModelSnapshot, uint64_t> ModelStore::GetVersioned(
+    int64_t model) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return {models_.at(model), versions_.at(model)};
+}
+
+void ModelStore::Publish(int64_t model, std::vector<float> weights) {
+  auto snap = std::make_shared<const std::vector<float>>(std::move(weights));
+  std::lock_guard<std::mutex> lock(mu_);
+  models_.at(model) = std::move(snap);
+  versions_.at(model)++;
+}
+
+std::string Sha256Hex(const void* data, size_t size) {
+  unsigned char digest[SHA256_DIGEST_LENGTH];
+  SHA256(static_cast<const unsigned char*>(data), size, digest);
+  static const char* kHex = "0123456789abcdef";
+  std::string out;
+  for (unsigned char b : digest) {
+    out.push_back(kHex[b >> 4]);
+    out.push_back(kHex[b & 15]);
+  }
+  return out;
+}
+
+std::vector<std::string> ModelStore::Digests() const {
+  std::vector<std::string> out;
+  for (int64_t m = 0; m < num_models(); ++m) {
+    ModelSnapshot s = Get(m);
+    out.push_back(Sha256Hex(s->data(), s->size() * sizeof(float)));
+  }
+  return out;
+}
+
+namespace {
+
+constexpr char kMagic[8] = {'S', 'H', 'E', 'F', 'L', 'C', 'K', '1'};
+
+absl::Status Errno(const std::string& what, const std::string& path) {
+  return absl::InternalError(
+      absl::StrCat(what, " '", path, "': ", std::strerror(errno)));
+}
+
+absl::Status WriteAll(int fd, const void* data, size_t size,
+                      const std::string& path) {
+  const char* p = static_cast<const char*>(data);
+  while (size > 0) {
+    ssize_t n = ::write(fd, p, size);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return Errno("cannot write", path);
+    p += n;
+    size -= static_cast<size_t>(n);
+  }
+  return absl::OkStatus();
+}
+
+absl::Status FsyncDir(const std::string& path) {
+  const size_t slash = path.rfind('/');
+  const std::string dir = slash == std::string::npos ? "." : path.substr(0, slash);
+  int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY);
+  if (fd < 0) return Errno("cannot open directory", dir);
+  ::fsync(fd);
+  ::close(fd);
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Status ModelStore::SaveCheckpoint(const std::string& path,
+                                        int64_t round) const {
+  const std::string tmp = path + ".tmp";
+  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  if (fd < 0) return Errno("cannot create checkpoint", tmp);
+  std::vector<ModelSnapshot> models;
+  std::vector<uint64_t> versions;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    models = models_;
+    versions = versions_;
+  }
+  const uint64_t header[3] = {static_cast<uint64_t>(round), models.size(),
+                              models.empty() ? 0 : models[0]->size()};
+  absl::Status st = WriteAll(fd, kMagic, sizeof(kMagic), tmp);
+  if (st.ok()) st = WriteAll(fd, header, sizeof(header), tmp);
+  if (st.ok())
+    st = WriteAll(fd, versions.data(), versions.size() * sizeof(uint64_t), tmp);
+  for (size_t m = 0; st.ok() && m < models.size(); ++m)
+    st = WriteAll(fd, models[m]->data(), models[m]->size() * sizeof(float), tmp);
+  if (st.ok() && ::fsync(fd) != 0) st = Errno("cannot fsync", tmp);
+  ::close(fd);
+  if (!st.ok()) return st;
+  if (std::rename(tmp.c_str(), path.c_str()) != 0)
+    return Errno("cannot rename checkpoint to", path);
+  return FsyncDir(path);
+}
+
+absl::StatusOr<std::pair<std::unique_ptr<ModelStore>, int64_t>> ModelStore::LoadCheckpoint(
+    const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return absl::NotFoundError(absl::StrCat("no checkpoint at '", path, "'"));
+  char magic[8];
+  uint64_t header[3];
+  if (!in.read(magic, 8) || std::memcmp(magic, kMagic, 8) != 0)
+    return absl::DataLossError(absl::StrCat("'", path, "' is not a shefl checkpoint"));
+  if (!in.read(reinterpret_cast<char*>(header), sizeof(header)) ||
+      header[1] == 0 || header[1] > 4096 || header[2] > (1ULL << 34))
+    return absl::DataLossError(absl::StrCat("'", path, "': bad header"));
+  std::vector<uint64_t> versions(header[1]);
+  in.read(reinterpret_cast<char*>(versions.data()), header[1] * sizeof(uint64_t));
+  std::vector<std::vector<float>> models(header[1], std::vector<float>(header[2]));
+  for (auto& m : models)
+    in.read(reinterpret_cast<char*>(m.data()), m.size() * sizeof(float));
+  if (!in || in.peek() != EOF)
+    return absl::DataLossError(absl::StrCat("'", path, "': truncated or trailing bytes"));
+  auto store = std::make_unique<ModelStore>(std::move(models));
+  store->versions_ = versions;
+  return std::make_pair(std::move(store), static_cast<int64_t>(header[0]));
+}
+
+}  // namespace shefl

@@ -1,0 +1,138 @@
+#include "server/round_state.h"
+
+#include <atomic>
+
+#include "absl/strings/str_cat.h"
+
+namespace shefl {
+
+RoundState::RoundState(int64_t round, const RoundPlan& plan,
+                       std::vector<uint64_t> versions, uint64_t dim,
+                       const AggregationConfig& agg, int64_t num_models,
+                       Clock::time_point deadline)
+    : round_(round), versions_(std::move(versions)), deadline_(deadline) {
+  const CohortShape shape{num_models, plan.num_hpc, plan.num_lpc};
+  for (int64_t m = 0; m < num_models; ++m)
+    aggregators_.emplace_back(agg, shape, dim);
+  for (const ClientTask& t : plan.tasks)
+    for (size_t i = 0; i < t.models.size(); ++i)
+      pairs_[{t.client_id, t.models[i]}] = Pair{t.k[i], t.tier};
+}
+
+absl::Status RoundState::CheckAssigned(int64_t client, int64_t model,
+                                       uint64_t version) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!pairs_.count({client, model}))
+    return absl::PermissionDeniedError(absl::StrCat(
+        "client ", client, " was not assigned model ", model, " in round ",
+        round_));
+  if (version != versions_.at(model))
+    return absl::FailedPreconditionError(absl::StrCat(
+        "stale model version ", version, " for model ", model,
+        " (current ", versions_.at(model), ")"));
+  return absl::OkStatus();
+}
+
+absl::StatusOr<int64_t> RoundState::Budget(int64_t client,
+                                           int64_t model) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = pairs_.find({client, model});
+  if (it == pairs_.end())
+    return absl::PermissionDeniedError(absl::StrCat(
+        "client ", client, " was not assigned model ", model));
+  return it->second.k;
+}
+
+absl::Status RoundState::Accept(int64_t client, int64_t model,
+                                double num_samples, SparseDelta delta) {
+  std::unique_lock<std::mutex> lock(mu_);
+  if (closed_)
+    return absl::FailedPreconditionError(
+        absl::StrCat("round ", round_, " is closed: update arrived late"));
+  auto it = pairs_.find({client, model});
+  if (it == pairs_.end())
+    return absl::PermissionDeniedError(absl::StrCat(
+        "client ", client, " was not assigned model ", model));
+  if (it->second.received)
+    return absl::AlreadyExistsError(absl::StrCat(
+        "duplicate upload: client ", client, " already sent model ", model));
+  if (static_cast<int64_t>(delta.nnz()) > it->second.k)
+    return absl::InvalidArgumentError(absl::StrCat(
+        "k = ", delta.nnz(), " exceeds the budget ", it->second.k));
+  ReceivedUpdate u{client, it->second.tier, num_samples, std::move(delta)};
+  if (auto st = aggregators_.at(model).Add(std::move(u)); !st.ok()) return st;
+  it->second.received = true;
+  ++received_;
+  lock.unlock();
+  cv_.notify_all();
+  return absl::OkStatus();
+}
+
+bool RoundState::WaitComplete(const std::atomic<bool>& stop) {
+  std::unique_lock<std::mutex> lock(mu_);
+  while (received_ < static_cast<int64_t>(pairs_.size())) {
+    if (stop.load() || Clock::now() >= deadline_) return false;
+    cv_.wait_for(lock, std::chrono::milliseconds(100));
+  }
+  return true;
+}
+
+std::vector<ModelAggregator>& RoundState::Close() {
+  std::lock_guard<std::mutex> lock(mu_);
+  closed_ = true;
+  return aggregators_;
+}
+
+bool RoundState::closed() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return closed_;
+}
+
+void RoundState::CountRejected() {
+  std::lock_guard<std::mutex> lock(mu_);
+  ++rejected_;
+}
+
+void RoundState::CountLate() {
+  std::lock_guard<std::mutex> lock(mu_);
+  ++late_;
+}
+
+int64_t RoundState::accepted() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return received_;
+}
+int64_t RoundState::rejected() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return rejected_;
+}
+int64_t RoundState::late() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return late_;
+}
+int64_t RoundState::expected() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return static_cast<int64_t>(pairs_.size());
+}
+
+std::vector<int64_t> RoundState::participants() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::set<int64_t> ids;
+  for (const auto& [key, p] : pairs_) ids.insert(key.first);
+  return {ids.begin(), ids.end()};
+}
+
+std::vector<int64_t> RoundState::completed_clients() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::map<int64_t, bool> done;
+  for (const auto& [key, p] : pairs_) {
+    auto [it, fresh] = done.emplace(key.first, p.received);
+    if (!fresh) it->second = it->second && p.received;
+  }
+  std::vector<int64_t> out;
+  for (const auto& [id, ok] : done)
+    if (ok) out.push_back(id);
+  return out;
+}
+
+}  // namespace shefl

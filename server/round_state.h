@@ -1,0 +1,86 @@
+// One round as the coordinator sees it while it is open: which
+// (client, model) pairs were assigned with which budget and model version,
+// what has arrived, and the per-model aggregators the accepted updates are
+// buffered in. Thread-safe: gRPC handlers call it concurrently.
+#ifndef SHEFL_SERVER_ROUND_STATE_H_
+#define SHEFL_SERVER_ROUND_STATE_H_
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <set>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "common/aggregate.h"
+#include "common/schedule.h"
+
+namespace shefl {
+
+class RoundState {
+ public:
+  using Clock = std::chrono::steady_clock;
+
+  // `round` counts from 1. `versions[m]` is model m's version this round.
+  RoundState(int64_t round, const RoundPlan& plan,
+             std::vector<uint64_t> versions, uint64_t dim,
+             const AggregationConfig& agg, int64_t num_models,
+             Clock::time_point deadline);
+
+  int64_t round() const { return round_; }
+  Clock::time_point deadline() const { return deadline_; }
+
+  // OK when `client` was assigned `model` this round at `version`.
+  absl::Status CheckAssigned(int64_t client, int64_t model,
+                             uint64_t version) const;
+  // The top-k budget of an assigned pair.
+  absl::StatusOr<int64_t> Budget(int64_t client, int64_t model) const;
+
+  // Buffers a decoded update. FAILED_PRECONDITION once the round closed
+  // (the caller counts it late), ALREADY_EXISTS for a second upload of the
+  // pair, INVALID_ARGUMENT for a bad delta; nothing is kept on error.
+  absl::Status Accept(int64_t client, int64_t model, double num_samples,
+                      SparseDelta delta);
+
+  // Waits until every assigned pair arrived or the deadline passed, or
+  // `stop` is set (checked every 100 ms). Returns true when complete.
+  bool WaitComplete(const std::atomic<bool>& stop);
+  // Refuses every later Accept; returns the aggregators, one per model.
+  std::vector<ModelAggregator>& Close();
+  bool closed() const;
+
+  void CountRejected();
+  void CountLate();
+  int64_t accepted() const;
+  int64_t rejected() const;
+  int64_t late() const;
+  // Sampled clients (ascending) and the ones of them whose every update
+  // arrived.
+  std::vector<int64_t> participants() const;
+  std::vector<int64_t> completed_clients() const;
+  int64_t expected() const;
+
+ private:
+  struct Pair {
+    int64_t k;
+    Tier tier;
+    bool received = false;
+  };
+  const int64_t round_;
+  const std::vector<uint64_t> versions_;
+  const Clock::time_point deadline_;
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  std::map<std::pair<int64_t, int64_t>, Pair> pairs_;  // (client, model)
+  std::vector<ModelAggregator> aggregators_;
+  bool closed_ = false;
+  int64_t received_ = 0, rejected_ = 0, late_ = 0;
+};
+
+}  // namespace shefl
+
+#endif  // SHEFL_SERVER_ROUND_STATE_H_

@@ -1,0 +1,79 @@
+#include "server/run_results.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
+
+namespace shefl {
+
+absl::Status WriteFileAtomically(const std::string& path,
+                                 const std::string& text) {
+  const std::string tmp = path + ".tmp";
+  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  if (fd < 0)
+    return absl::InternalError(
+        absl::StrCat("cannot create '", tmp, "': ", std::strerror(errno)));
+  const bool ok = ::write(fd, text.data(), text.size()) ==
+                      static_cast<ssize_t>(text.size()) &&
+                  ::fsync(fd) == 0;
+  ::close(fd);
+  if (!ok || std::rename(tmp.c_str(), path.c_str()) != 0)
+    return absl::InternalError(
+        absl::StrCat("cannot write '", path, "': ", std::strerror(errno)));
+  return absl::OkStatus();
+}
+
+absl::StatusOr<RunResults> RunResults::Open(const std::string& dir) {
+  std::error_code ec;
+  for (const char* sub : {"", "/checkpoints", "/daemons"}) {
+    std::filesystem::create_directories(dir + sub, ec);
+    if (ec)
+      return absl::InternalError(absl::StrCat(
+          "cannot create results folder '", dir, sub, "': ", ec.message()));
+  }
+  return RunResults(dir);
+}
+
+absl::Status RunResults::WriteConfig(const std::string& yaml) const {
+  return WriteFileAtomically(dir_ + "/config.yaml", yaml);
+}
+
+absl::Status RunResults::AppendRound(const nlohmann::json& line) const {
+  std::ofstream out(dir_ + "/rounds.jsonl", std::ios::app);
+  out << line.dump() << "\n";
+  out.flush();
+  if (!out)
+    return absl::InternalError(
+        absl::StrCat("cannot append to '", dir_, "/rounds.jsonl'"));
+  return absl::OkStatus();
+}
+
+absl::Status RunResults::TruncateRounds(int64_t round) const {
+  const std::string path = dir_ + "/rounds.jsonl";
+  std::ifstream in(path);
+  std::stringstream kept;
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.empty()) continue;
+    auto j = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
+    if (j.is_discarded() || !j.contains("round")) break;  // a torn last line
+    if (j["round"].get<int64_t>() > round) break;
+    kept << line << "\n";
+  }
+  return WriteFileAtomically(path, kept.str());
+}
+
+absl::Status RunResults::WriteSummary(const nlohmann::json& summary) const {
+  return WriteFileAtomically(dir_ + "/summary.json", summary.dump(2) + "\n");
+}
+
+}  // namespace shefl

@@ -1,0 +1,40 @@
+// The results folder of a run (DESIGN.md section 9): config.yaml,
+// rounds.jsonl, summary.json and checkpoints/.
+#ifndef SHEFL_SERVER_RUN_RESULTS_H_
+#define SHEFL_SERVER_RUN_RESULTS_H_
+
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "absl/status/status.h"
+
+namespace shefl {
+
+class RunResults {
+ public:
+  // Creates the folder (and checkpoints/, daemons/) if needed.
+  static absl::StatusOr<RunResults> Open(const std::string& dir);
+
+  const std::string& dir() const { return dir_; }
+  std::string checkpoint_path() const { return dir_ + "/checkpoints/latest.ckpt"; }
+
+  absl::Status WriteConfig(const std::string& yaml) const;
+  // Appends one line to rounds.jsonl and flushes it.
+  absl::Status AppendRound(const nlohmann::json& line) const;
+  // Drops lines of rounds.jsonl after `round` (resume after a crash).
+  absl::Status TruncateRounds(int64_t round) const;
+  absl::Status WriteSummary(const nlohmann::json& summary) const;
+
+ private:
+  explicit RunResults(std::string dir) : dir_(std::move(dir)) {}
+  std::string dir_;
+};
+
+// Writes `text` to `path` atomically (temp file, fsync, rename).
+absl::Status WriteFileAtomically(const std::string& path,
+                                 const std::string& text);
+
+}  // namespace shefl
+
+#endif  // SHEFL_SERVER_RUN_RESULTS_H_
