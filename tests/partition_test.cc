@@ -239,3 +239,26 @@ TEST_CASE("bad arguments name the parameter") {
 }
 
 }  // namespace shefl
+
+namespace shefl {
+
+TEST_CASE("paper-scale Dirichlet(0.6) split of 60,000 samples, 100 clients") {
+  std::vector<int64_t> labels(60000);
+  for (int i = 0; i < 60000; ++i) labels[i] = (i * 7919) % 10;
+  PartitionConfig config;  // dirichlet, alpha 0.6, min_samples 1
+  auto parts = Partition(config, labels, 10, 100, 1);
+  REQUIRE(parts.ok());
+  CheckCover(*parts, 60000);
+  for (int64_t j : {0, 37, 99}) {
+    auto one = ClientIndices(config, labels, 10, 100, j, 1);
+    REQUIRE(one.ok());
+    CHECK(*one == (*parts)[j]);
+  }
+  // Non-iid but not degenerate: most clients see several classes.
+  const double share = MeanMaxShare(*parts, labels, 10);
+  INFO("mean max-class share " << share);
+  CHECK(share > 0.25);
+  CHECK(share < 0.8);
+}
+
+}  // namespace shefl
