@@ -1,0 +1,221 @@
+// Coordinator start and end: config, results folder, initial models or a
+// checkpoint to resume from, the gRPC and metrics servers; the per-round
+// record and the summary; telling the daemons the run is over.
+#include <grpcpp/health_check_service_interface.h>
+#include <grpcpp/security/server_credentials.h>
+#include <grpcpp/server_builder.h>
+
+#include <chrono>
+#include <ctime>
+#include <fstream>
+#include <thread>
+
+#include "absl/strings/str_cat.h"
+#include "common/device.h"
+#include "common/log.h"
+#include "common/metrics_server.h"
+#include "server/coordinator.h"
+
+namespace shefl {
+
+namespace {
+
+std::string DefaultOutDir(const ExperimentConfig& cfg) {
+  std::time_t now = std::time(nullptr);
+  std::tm tm;
+  localtime_r(&now, &tm);
+  char stamp[32];
+  std::strftime(stamp, sizeof(stamp), "%Y%m%d-%H%M%S", &tm);
+  return absl::StrCat("results/", cfg.name, "-", stamp);
+}
+
+// History of a run being resumed: best accuracy, first round at threshold.
+void ReadHistory(const std::string& dir, double threshold, double* best,
+                 int64_t* to_threshold, double* wall) {
+  std::ifstream in(dir + "/rounds.jsonl");
+  std::string line;
+  while (std::getline(in, line)) {
+    auto j = nlohmann::json::parse(line, nullptr, false);
+    if (j.is_discarded()) continue;
+    const double acc = j.value("ensemble_accuracy", 0.0);
+    *best = std::max(*best, acc);
+    if (*to_threshold < 0 && acc >= threshold) *to_threshold = j["round"];
+    *wall += j.value("wall_seconds", 0.0);
+  }
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<Coordinator>> Coordinator::Create(
+    const CoordinatorOptions& o) {
+  auto c = std::unique_ptr<Coordinator>(new Coordinator());
+  const bool resume = !o.resume_dir.empty();
+  auto config = resume ? LoadConfig(o.resume_dir + "/config.yaml", o.overrides)
+                       : LoadConfig(o.config_path, o.overrides);
+  if (!config.ok()) return config.status();
+  if (!o.out_dir.empty()) config->out_dir = o.out_dir;
+  if (resume) config->out_dir = o.resume_dir;
+  if (config->out_dir.empty()) config->out_dir = DefaultOutDir(*config);
+  ConfigureThreads(o.threads);
+
+  auto results = RunResults::Open(config->out_dir);
+  if (!results.ok()) return results.status();
+  c->results_ = std::make_unique<RunResults>(std::move(*results));
+  auto evaluator = Evaluator::Create(*config);
+  if (!evaluator.ok()) return evaluator.status();
+  c->evaluator_ = std::move(*evaluator);
+
+  std::unique_ptr<ModelStore> store;
+  if (resume) {
+    auto ck = ModelStore::LoadCheckpoint(c->results_->checkpoint_path());
+    if (!ck.ok()) return ck.status();
+    store = std::move(ck->first);
+    c->first_round_ = ck->second;
+    if (auto st = c->results_->TruncateRounds(ck->second); !st.ok()) return st;
+    ReadHistory(config->out_dir, config->eval.threshold, &c->best_accuracy_,
+                &c->rounds_to_threshold_, &c->prior_wall_seconds_);
+    LogLine("coordinator", absl::StrCat("resuming ", config->out_dir,
+                                        " after round ", ck->second));
+  } else {
+    auto init = c->evaluator_->InitialModels();
+    if (!init.ok()) return init.status();
+    store = std::make_unique<ModelStore>(std::move(*init));
+  }
+  if (static_cast<int64_t>(store->dim()) != c->evaluator_->dim())
+    return absl::FailedPreconditionError(absl::StrCat(
+        "checkpoint models have ", store->dim(), " weights, model '",
+        config->model.name, "' has ", c->evaluator_->dim()));
+  auto scheduler = Scheduler::Create(*config, c->evaluator_->dim());
+  if (!scheduler.ok()) return scheduler.status();
+  c->scheduler_ = std::make_unique<Scheduler>(std::move(*scheduler));
+  c->state_ = std::make_unique<CoordinatorState>(*config, std::move(store));
+  if (!resume)
+    if (auto st = c->results_->WriteConfig(c->state_->config_yaml); !st.ok())
+      return st;
+  if (auto st = c->StartServers(o); !st.ok()) return st;
+  return c;
+}
+
+absl::Status Coordinator::StartServers(const CoordinatorOptions& o) {
+  auto exposer = StartMetricsServer(o.metrics_listen, state_->metrics.registry());
+  if (!exposer.ok()) return exposer.status();
+  exposer_ = std::move(*exposer);
+  service_ = std::make_unique<CoordinatorService>(state_.get());
+  grpc::EnableDefaultHealthCheckService(true);
+  grpc::ServerBuilder builder;
+  builder.AddListeningPort(o.listen, grpc::InsecureServerCredentials(), &port_);
+  builder.RegisterService(service_.get());
+  server_ = builder.BuildAndStart();
+  if (!server_ || port_ == 0)
+    return absl::UnavailableError(
+        absl::StrCat("--listen ", o.listen, ": cannot listen there"));
+  LogLine("coordinator",
+          absl::StrCat("run '", state_->config.name, "': ",
+                       state_->config.model.num_models, " x ",
+                       state_->config.model.name, " (d = ",
+                       evaluator_->dim(), "), listening on port ", port_,
+                       ", results in ", results_->dir()));
+  return absl::OkStatus();
+}
+
+nlohmann::json Coordinator::RoundLine(const RoundState& rs, double wall,
+                                      double own) const {
+  const ExperimentConfig& cfg = state_->config;
+  const bool tiered = MethodHasTiers(cfg.method);
+  nlohmann::json by_client = nlohmann::json::object();
+  nlohmann::json by_tier = {{"hpc", 0}, {"lpc", 0}};
+  ByteCounts daemon;
+  uint64_t up = 0, down = 0, control = 0;
+  for (const auto& [client, b] : state_->ledger.ByClient(rs.round())) {
+    up += b.payload_up;
+    down += b.payload_down;
+    control += b.control();
+    if (client == kDaemonTraffic) {
+      daemon = b;
+      continue;
+    }
+    by_client[std::to_string(client)] = ToJson(b);
+    const char* tier = TierName(ClientTier(cfg.clients, tiered, client));
+    by_tier[tier] = by_tier[tier].get<uint64_t>() + b.payload_up;
+  }
+  nlohmann::json by_model = nlohmann::json::object();
+  for (const auto& [model, b] : state_->ledger.ByModel(rs.round()))
+    if (model != kNoModel)
+      by_model[std::to_string(model)] = {{"payload_up", b.payload_up},
+                                         {"payload_down", b.payload_down}};
+  const EvalResult& e = last_eval_;
+  return {{"round", rs.round()},
+          {"wall_seconds", wall},
+          {"coordinator_seconds", own},
+          {"evaluated", evaluated_},
+          {"ensemble_accuracy", e.ensemble_accuracy},
+          {"model_accuracy", e.member_accuracy},
+          {"ensemble_loss", e.ensemble_nll},
+          {"model_loss", e.member_nll},
+          {"ece", e.ece},
+          {"mean_entropy", e.mean_entropy},
+          {"member_variance", e.mean_member_variance},
+          {"participants", rs.participants()},
+          {"completed", rs.completed_clients()},
+          {"updates_expected", rs.expected()},
+          {"updates_accepted", rs.accepted()},
+          {"updates_rejected", rs.rejected()},
+          {"updates_late", rs.late()},
+          {"bytes_up", up},
+          {"bytes_down", down},
+          {"control_bytes", control},
+          {"bytes_up_by_tier", by_tier},
+          {"bytes_by_client", by_client},
+          {"bytes_by_model", by_model},
+          {"daemon_bytes", ToJson(daemon)}};
+}
+
+absl::Status Coordinator::Finish(double wall) {
+  const ExperimentConfig& cfg = state_->config;
+  const ByteCounts total = state_->ledger.Total();
+  nlohmann::json summary = {
+      {"name", cfg.name},
+      {"method", cfg.method},
+      {"rounds", state_->current_round()},
+      {"final_accuracy", last_eval_.ensemble_accuracy},
+      {"final_model_accuracy", last_eval_.member_accuracy},
+      {"final_loss", last_eval_.ensemble_nll},
+      {"best_accuracy", best_accuracy_},
+      {"threshold", cfg.eval.threshold},
+      {"rounds_to_threshold", nullptr},
+      {"total_bytes_up", total.payload_up},
+      {"total_bytes_down", total.payload_down},
+      {"total_control_bytes", total.control()},
+      {"wall_seconds", wall},
+      {"model_sha256", state_->store->Digests()}};
+  if (rounds_to_threshold_ >= 0)
+    summary["rounds_to_threshold"] = rounds_to_threshold_;
+  LogLine("coordinator",
+          absl::StrCat("run over after round ", state_->current_round(),
+                       ": final accuracy ", last_eval_.ensemble_accuracy,
+                       ", results in ", results_->dir()));
+  return results_->WriteSummary(summary);
+}
+
+void Coordinator::ShutdownDaemons() {
+  v1::FeedMessage bye;
+  bye.mutable_shutdown()->set_reason(state_->stop ? "coordinator stopped"
+                                                  : "run complete");
+  for (const auto& s : state_->registry.Sessions()) s->feed.Push(bye);
+  // Give the feeds a moment to deliver the shutdown before we go.
+  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  while (state_->registry.ConnectedClients() > 0 &&
+         std::chrono::steady_clock::now() < until)
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+}
+
+Coordinator::~Coordinator() {
+  if (state_) {
+    state_->stop = true;
+    for (const auto& s : state_->registry.Sessions()) s->feed.Close();
+  }
+  if (server_) server_->Shutdown(std::chrono::system_clock::now() +
+                                 std::chrono::seconds(2));
+}
+
+}  // namespace shefl
