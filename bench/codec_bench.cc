@@ -1,0 +1,151 @@
+// Top-k + encode on the sizes shefl sends: the FMNIST CNN (d = 582,026)
+// and ResNet-18 (d = 11.2M), at the default density 0.1 and the "extreme"
+// 0.02 (DESIGN.md section 2). Deltas are N(0, 1). Counters:
+//   bytes          the encoded size
+//   idx_bits/k     index-section bits per kept index
+//   floor_bits/k   log2(C(d, k)) / k, the ideal index code
+//   idx/floor      their ratio
+// Run: build/bin/codec_bench --benchmark_repetitions=3
+//        --benchmark_report_aggregates_only=true
+#include <ATen/ATen.h>
+#include <benchmark/benchmark.h>
+
+#include <cstdlib>
+#include <map>
+#include <string>
+
+#include "common/codec.h"
+#include "common/compress.h"
+
+namespace shefl {
+namespace {
+
+const at::Tensor& Delta(int64_t d) {
+  static std::map<int64_t, at::Tensor> cache;
+  auto it = cache.find(d);
+  if (it == cache.end()) {
+    at::Generator gen = at::detail::createCPUGenerator(42);
+    it = cache.emplace(d, at::randn({d}, gen, at::kFloat)).first;
+  }
+  return it->second;
+}
+
+// Args: d, density in per mille, value type.
+struct Setup {
+  int64_t d;
+  int64_t k;
+  ValueType type;
+};
+
+Setup Parse(const benchmark::State& state) {
+  const int64_t d = state.range(0);
+  return {d, KForDensity(d, state.range(1) / 1000.0),
+          static_cast<ValueType>(state.range(2))};
+}
+
+void AddCounters(benchmark::State& state, const Setup& s,
+                 const SparseDelta& sparse) {
+  const EncodingPlan plan = PlanEncoding(s.d, sparse.indices, s.type);
+  const double idx_bits = 8.0 * plan.index_bytes / s.k;
+  const double floor_bits = EntropyFloorBits(s.d, s.k) / s.k;
+  state.counters["bytes"] = static_cast<double>(plan.total());
+  state.counters["idx_bits/k"] = idx_bits;
+  state.counters["floor_bits/k"] = floor_bits;
+  state.counters["idx/floor"] = idx_bits / floor_bits;
+  state.SetItemsProcessed(state.iterations() * s.d);
+  state.SetLabel(std::string(ValueTypeName(s.type)) + " " +
+                 IndexFormatName(plan.format));
+}
+
+SparseDelta MustTopK(benchmark::State& state, const at::Tensor& x,
+                     int64_t k) {
+  auto r = TopK(x, k);
+  if (!r.ok()) {
+    state.SkipWithError(std::string(r.status().message()).c_str());
+    return {};
+  }
+  return *std::move(r);
+}
+
+void BM_TopKEncode(benchmark::State& state) {
+  const Setup s = Parse(state);
+  const at::Tensor& x = Delta(s.d);
+  SparseDelta sparse;
+  std::string out;
+  for (auto _ : state) {
+    sparse = MustTopK(state, x, s.k);
+    if (!EncodeSparseDeltaTo(sparse, s.type, &out).ok()) {
+      state.SkipWithError("encode failed");
+      break;
+    }
+    benchmark::DoNotOptimize(out.data());
+  }
+  AddCounters(state, s, sparse);
+}
+
+void BM_TopK(benchmark::State& state) {
+  const Setup s = Parse(state);
+  const at::Tensor& x = Delta(s.d);
+  SparseDelta sparse;
+  for (auto _ : state) {
+    sparse = MustTopK(state, x, s.k);
+    benchmark::DoNotOptimize(sparse.indices.data());
+  }
+  AddCounters(state, s, sparse);
+}
+
+void BM_Encode(benchmark::State& state) {
+  const Setup s = Parse(state);
+  const SparseDelta sparse = MustTopK(state, Delta(s.d), s.k);
+  std::string out;
+  for (auto _ : state) {
+    if (!EncodeSparseDeltaTo(sparse, s.type, &out).ok()) {
+      state.SkipWithError("encode failed");
+      break;
+    }
+    benchmark::DoNotOptimize(out.data());
+  }
+  AddCounters(state, s, sparse);
+}
+
+void BM_Decode(benchmark::State& state) {
+  const Setup s = Parse(state);
+  const SparseDelta sparse = MustTopK(state, Delta(s.d), s.k);
+  const std::string enc = EncodeSparseDelta(sparse, s.type).value();
+  for (auto _ : state) {
+    auto dec = DecodeSparseDelta(enc, s.d, s.k);
+    if (!dec.ok()) {
+      state.SkipWithError("decode failed");
+      break;
+    }
+    benchmark::DoNotOptimize(dec->values.data());
+  }
+  AddCounters(state, s, sparse);
+}
+
+void Sizes(benchmark::internal::Benchmark* b) {
+  b->ArgNames({"d", "permille", "type"});
+  for (int64_t d : {582026, 11200000}) {
+    for (int64_t permille : {100, 20}) {
+      b->Args({d, permille, static_cast<int64_t>(ValueType::kFp32)});
+    }
+  }
+  b->Unit(benchmark::kMillisecond)->MinTime(0.3)->UseRealTime();
+}
+
+void SizesAllTypes(benchmark::internal::Benchmark* b) {
+  Sizes(b);
+  for (int64_t d : {582026, 11200000}) {
+    b->Args({d, 100, static_cast<int64_t>(ValueType::kFp16)});
+  }
+}
+
+BENCHMARK(BM_TopKEncode)->Apply(SizesAllTypes);
+BENCHMARK(BM_TopK)->Apply(Sizes);
+BENCHMARK(BM_Encode)->Apply(SizesAllTypes);
+BENCHMARK(BM_Decode)->Apply(SizesAllTypes);
+
+}  // namespace
+}  // namespace shefl
+
+BENCHMARK_MAIN();
