@@ -49,28 +49,21 @@ absl::Status CheckDelta(const at::Tensor& x) {
 }
 
 // Ascending int64 indices of the k largest |x|, ties to the lower index,
-// for 0 < k < d. Stays on x's device; syncs once for two counts.
+// for 0 < k < d. Stays on x's device. nonzero lists positions in ascending
+// order on every device, so the indices come out sorted without a sort.
 at::Tensor TopKIndices(const at::Tensor& x, int64_t k) {
   const int64_t d = x.numel();
   const at::Tensor mag = x.abs();
   // The k-th largest magnitude is the (d-k+1)-th smallest.
   const at::Tensor t = std::get<0>(at::kthvalue(mag, d - k + 1));
-  const at::Tensor above = mag > t;
+  at::Tensor idx = (mag >= t).nonzero().squeeze(1);
+  if (idx.numel() == k) return idx;  // no tie at t: the common case
+  // Keep everything above t, then only the first `need` entries equal to t.
   const at::Tensor at_t = mag == t;
-  const at::Tensor counts =
-      at::stack({above.sum(), at_t.sum()}).to(at::kCPU);
-  const int64_t n_above = counts[0].item<int64_t>();
-  const int64_t n_at = counts[1].item<int64_t>();
-  const int64_t need = k - n_above;  // 1 <= need <= n_at
-  at::Tensor keep;
-  if (need == n_at) {
-    keep = mag >= t;
-  } else {  // keep only the first `need` of the ties, by index
-    keep = above.logical_or(at_t.logical_and(at_t.cumsum(0) <= need));
-  }
-  // nonzero lists positions in ascending order on every device, so the
-  // indices come out sorted without a sort.
-  return keep.nonzero().squeeze(1);
+  const at::Tensor above = mag > t;
+  const int64_t need = k - above.sum().item<int64_t>();  // 1 <= need
+  const at::Tensor first_ties = at_t.logical_and(at_t.cumsum(0) <= need);
+  return above.logical_or(first_ties).nonzero().squeeze(1);
 }
 
 // Copies the kept pairs (int64 indices and fp32 values, on any device)
