@@ -7,8 +7,8 @@
 #include <thread>
 
 #include "absl/status/status.h"
-#include "absl/strings/numbers.h"
 #include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 
 namespace shefl {
@@ -18,14 +18,15 @@ bool CudaAvailable() { return torch::cuda::is_available(); }
 absl::StatusOr<c10::Device> ResolveDevice(const std::string& spec) {
   if (spec == "cpu") return c10::Device(c10::kCPU);
   if (spec == "auto") {
-    return CudaAvailable() ? c10::Device(c10::kCUDA, 0) : c10::Device(c10::kCPU);
+    return CudaAvailable() ? c10::Device(c10::kCUDA, 0)
+                           : c10::Device(c10::kCPU);
   }
   int index = 0;
   if (spec != "cuda") {
     if (!absl::StartsWith(spec, "cuda:") ||
         !absl::SimpleAtoi(spec.substr(5), &index) || index < 0) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "device '", spec, "' is not auto, cpu, cuda or cuda:N"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("device '", spec, "' is not auto, cpu, cuda or cuda:N"));
     }
   }
   if (!CudaAvailable()) {
@@ -34,8 +35,8 @@ absl::StatusOr<c10::Device> ResolveDevice(const std::string& spec) {
   }
   const int count = static_cast<int>(torch::cuda::device_count());
   if (index >= count) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "device '", spec, "': only ", count, " CUDA device(s)"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("device '", spec, "': only ", count, " CUDA device(s)"));
   }
   return c10::Device(c10::kCUDA, static_cast<c10::DeviceIndex>(index));
 }

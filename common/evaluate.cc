@@ -20,12 +20,12 @@ absl::Status TorchError(const char* what, const c10::Error& e) {
 }
 
 // Checks member weights and returns them normalised (uniform when empty).
-absl::StatusOr<std::vector<double>> MemberWeights(
-    const std::vector<double>& w, int64_t m) {
+absl::StatusOr<std::vector<double>> MemberWeights(const std::vector<double>& w,
+                                                  int64_t m) {
   if (w.empty()) return std::vector<double>(m, 1.0 / m);
   if (static_cast<int64_t>(w.size()) != m) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        w.size(), " member weights for ", m, " members"));
+    return absl::InvalidArgumentError(
+        absl::StrCat(w.size(), " member weights for ", m, " members"));
   }
   double sum = 0;
   for (double x : w) {
@@ -69,8 +69,8 @@ class Accumulator {
     at::Tensor mem_logp_y =
         logp.gather(2, y.view({1, -1, 1}).expand({m, -1, 1})).squeeze(2);
     at::Tensor mem_correct = logp.argmax(2).eq(y.unsqueeze(0)).sum(1);
-    at::Tensor bin = (conf * kEceBins).ceil().sub(1).clamp(0, kEceBins - 1)
-                         .to(at::kLong);
+    at::Tensor bin =
+        (conf * kEceBins).ceil().sub(1).clamp(0, kEceBins - 1).to(at::kLong);
     at::Tensor bins = at::zeros({3, kEceBins}, logp.options());
     bins[0].index_add_(0, bin, at::ones_like(conf));
     bins[1].index_add_(0, bin, conf);
@@ -127,8 +127,8 @@ absl::Status CheckMemberTensor(const at::Tensor& t, const at::Tensor& y) {
         "member outputs must be [M, N, C] with M, C >= 1");
   }
   if (!y.defined() || y.dim() != 1 || y.size(0) != t.size(1)) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "labels must be [N] with N = ", t.size(1)));
+    return absl::InvalidArgumentError(
+        absl::StrCat("labels must be [N] with N = ", t.size(1)));
   }
   return absl::OkStatus();
 }
@@ -205,8 +205,7 @@ absl::StatusOr<EvalResult> EvaluateFromLogits(
     const std::vector<double>& weights) {
   if (absl::Status st = CheckMemberTensor(logits, labels); !st.ok()) return st;
   try {
-    return FromLogProbs(logits.to(at::kDouble).log_softmax(2), labels,
-                        weights);
+    return FromLogProbs(logits.to(at::kDouble).log_softmax(2), labels, weights);
   } catch (const c10::Error& e) {
     return TorchError("EvaluateFromLogits", e);
   }
@@ -296,10 +295,12 @@ absl::StatusOr<std::vector<std::vector<double>>> PersonalisedWeights(
     const std::vector<std::vector<double>>& losses, double gamma) {
   std::vector<std::vector<double>> out;
   for (size_t i = 0; i < losses.size(); ++i) {
-    absl::StatusOr<std::vector<double>> a = PersonalisedWeights(losses[i], gamma);
+    absl::StatusOr<std::vector<double>> a =
+        PersonalisedWeights(losses[i], gamma);
     if (!a.ok()) {
-      return absl::Status(a.status().code(),
-                          absl::StrCat("client ", i, ": ", a.status().message()));
+      return absl::Status(
+          a.status().code(),
+          absl::StrCat("client ", i, ": ", a.status().message()));
     }
     out.push_back(*std::move(a));
   }

@@ -63,9 +63,8 @@ absl::Status Unflatten(const at::Tensor& flat, Net& model) {
   const int64_t want = FlatSize(model);
   if (!flat.defined() || flat.dim() != 1 || flat.numel() != want) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "flat state has ", flat.defined() ? flat.numel() : 0,
-        " values (rank ", flat.defined() ? flat.dim() : 0,
-        "), the model needs ", want));
+        "flat state has ", flat.defined() ? flat.numel() : 0, " values (rank ",
+        flat.defined() ? flat.dim() : 0, "), the model needs ", want));
   }
   if (!at::isFloatingType(flat.scalar_type())) {
     return absl::InvalidArgumentError("flat state must be floating point");

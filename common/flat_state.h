@@ -27,7 +27,7 @@ namespace shefl {
 
 // One tensor's place in the flat vector.
 struct FlatEntry {
-  std::string name;   // e.g. "conv1.weight", "bn1.running_mean"
+  std::string name;  // e.g. "conv1.weight", "bn1.running_mean"
   int64_t offset = 0;
   int64_t numel = 0;
   bool is_buffer = false;

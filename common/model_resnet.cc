@@ -17,10 +17,8 @@ namespace {
 namespace nn = torch::nn;
 
 nn::Conv2d Conv(int64_t in, int64_t out, int64_t k, int64_t stride) {
-  return nn::Conv2d(nn::Conv2dOptions(in, out, k)
-                        .stride(stride)
-                        .padding(k / 2)
-                        .bias(false));
+  return nn::Conv2d(
+      nn::Conv2dOptions(in, out, k).stride(stride).padding(k / 2).bias(false));
 }
 
 // Two 3x3 convolutions with a residual; a 1x1 projection where the shape
@@ -103,8 +101,8 @@ absl::StatusOr<std::shared_ptr<Net>> MakeCifarResNet(int depth,
         absl::StrCat("resnet depth ", depth, " is not 18 or 34"));
   }
   if (s.in_channels < 1 || s.height < 8 || s.width < 8) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "model 'resnet", depth, "' needs images of at least 8x8"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("model 'resnet", depth, "' needs images of at least 8x8"));
   }
   if (s.num_classes < 1) {
     return absl::InvalidArgumentError("resnet: num_classes must be >= 1");

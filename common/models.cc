@@ -23,10 +23,10 @@ namespace nn = torch::nn;
 class Cnn : public Net {
  public:
   Cnn(const ModelShape& s, int64_t flat)
-      : conv1_(register_module("conv1", nn::Conv2d(nn::Conv2dOptions(
-                                            s.in_channels, 32, 5)))),
-        conv2_(register_module("conv2",
-                               nn::Conv2d(nn::Conv2dOptions(32, 64, 5)))),
+      : conv1_(register_module(
+            "conv1", nn::Conv2d(nn::Conv2dOptions(s.in_channels, 32, 5)))),
+        conv2_(
+            register_module("conv2", nn::Conv2d(nn::Conv2dOptions(32, 64, 5)))),
         fc1_(register_module("fc1", nn::Linear(flat, 512))),
         fc2_(register_module("fc2", nn::Linear(512, s.num_classes))) {}
 
@@ -75,8 +75,8 @@ class TextNet : public Net {
         fc_(register_module("fc", nn::Linear(kDim, classes))) {}
 
   at::Tensor forward(at::Tensor x) override {
-    at::Tensor mask = x.ne(0).to(at::kFloat);                  // [B, L]
-    at::Tensor sum = emb_->forward(x).sum(1);                  // [B, D]
+    at::Tensor mask = x.ne(0).to(at::kFloat);  // [B, L]
+    at::Tensor sum = emb_->forward(x).sum(1);  // [B, D]
     at::Tensor count = mask.sum(1, /*keepdim=*/true).clamp_min(1.0);
     return fc_->forward(sum / count);
   }
@@ -105,9 +105,9 @@ absl::StatusOr<std::shared_ptr<Net>> MakeCnn(const ModelShape& s) {
   const int64_t h = ((s.height - 4) / 2 - 4) / 2;
   const int64_t w = ((s.width - 4) / 2 - 4) / 2;
   if (s.height < 12 || s.width < 12 || h < 1 || w < 1) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "model 'cnn' needs images of at least 12x12, got ", s.height, "x",
-        s.width));
+    return absl::InvalidArgumentError(
+        absl::StrCat("model 'cnn' needs images of at least 12x12, got ",
+                     s.height, "x", s.width));
   }
   return std::shared_ptr<Net>(std::make_shared<Cnn>(s, 64 * h * w));
 }
@@ -126,7 +126,8 @@ absl::StatusOr<std::shared_ptr<Net>> MakeText(const ModelShape& s) {
   if (s.vocab < 2) {
     return absl::InvalidArgumentError("model 'text' needs vocab >= 2");
   }
-  return std::shared_ptr<Net>(std::make_shared<TextNet>(s.vocab, s.num_classes));
+  return std::shared_ptr<Net>(
+      std::make_shared<TextNet>(s.vocab, s.num_classes));
 }
 
 absl::StatusOr<std::shared_ptr<Net>> Build(const std::string& name,
@@ -137,8 +138,8 @@ absl::StatusOr<std::shared_ptr<Net>> Build(const std::string& name,
   if (name == "resnet34") return MakeCifarResNet(34, s);
   if (name == "text") return MakeText(s);
   return absl::InvalidArgumentError(
-      absl::StrCat("unknown model '", name, "' (known: ",
-                   absl::StrJoin(ModelNames(), ", "), ")"));
+      absl::StrCat("unknown model '", name,
+                   "' (known: ", absl::StrJoin(ModelNames(), ", "), ")"));
 }
 
 }  // namespace
@@ -153,8 +154,8 @@ absl::StatusOr<ModelShape> ShapeOf(const Dataset& data, int64_t text_vocab) {
   }
   if (!at::isFloatingType(x.scalar_type())) {
     if (x.dim() != 2) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "data set '", data.name, "': token ids must be [N, L]"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("data set '", data.name, "': token ids must be [N, L]"));
     }
     s.vocab = text_vocab;
   } else if (x.dim() == 4) {
@@ -164,9 +165,9 @@ absl::StatusOr<ModelShape> ShapeOf(const Dataset& data, int64_t text_vocab) {
   } else if (x.dim() == 2) {
     s.features = x.size(1);
   } else {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "data set '", data.name, "': inputs of rank ", x.dim(),
-        " are neither images [N,C,H,W] nor features [N,F]"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("data set '", data.name, "': inputs of rank ", x.dim(),
+                     " are neither images [N,C,H,W] nor features [N,F]"));
   }
   return s;
 }
@@ -181,8 +182,8 @@ absl::StatusOr<std::shared_ptr<Net>> MakeModel(const std::string& name,
   try {
     return Build(name, shape);
   } catch (const c10::Error& e) {
-    return absl::InternalError(absl::StrCat(
-        "building model '", name, "': ", e.what_without_backtrace()));
+    return absl::InternalError(absl::StrCat("building model '", name,
+                                            "': ", e.what_without_backtrace()));
   }
 }
 

@@ -35,9 +35,9 @@ absl::Status CheckInputs(const Dataset& data,
   const int64_t n = data.size();
   for (int64_t i : indices) {
     if (i < 0 || i >= n) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "sample index ", i, " is out of range for '", data.name,
-          "' with ", n, " samples"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("sample index ", i, " is out of range for '", data.name,
+                       "' with ", n, " samples"));
     }
   }
   return absl::OkStatus();
@@ -60,7 +60,8 @@ std::unique_ptr<torch::optim::Optimizer> MakeOptimizer(
 // dropped when there are others (BatchNorm needs two per batch).
 std::vector<Range> PassBatches(int64_t n, int64_t batch) {
   std::vector<Range> out;
-  for (int64_t b = 0; b < n; b += batch) out.push_back({b, std::min(n, b + batch)});
+  for (int64_t b = 0; b < n; b += batch)
+    out.push_back({b, std::min(n, b + batch)});
   if (n > 1 && out.back().second - out.back().first == 1) out.pop_back();
   return out;
 }
@@ -120,16 +121,16 @@ absl::StatusOr<TrainStats> TrainLoop(Net& model, const Dataset& data,
   const int64_t param_count = NumParameters(model);
   if (p.prox_reference.defined() && cfg.prox_mu > 0 &&
       p.prox_reference.numel() < param_count) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "prox reference has ", p.prox_reference.numel(),
-        " values, the model has ", param_count, " parameters"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("prox reference has ", p.prox_reference.numel(),
+                     " values, the model has ", param_count, " parameters"));
   }
   ProxTerm prox(model, p.prox_reference, cfg.prox_mu, dev);
   auto opt = MakeOptimizer(cfg, p.lr, model.parameters());
-  std::mt19937_64 rng = MakeRng(
-      p.seed, SeedPurpose::kBatchOrder,
-      {static_cast<uint64_t>(p.round), static_cast<uint64_t>(p.client),
-       static_cast<uint64_t>(p.member)});
+  std::mt19937_64 rng =
+      MakeRng(p.seed, SeedPurpose::kBatchOrder,
+              {static_cast<uint64_t>(p.round), static_cast<uint64_t>(p.client),
+               static_cast<uint64_t>(p.member)});
   const std::vector<Range> batches =
       PassBatches(static_cast<int64_t>(ids.size()), cfg.batch_size);
   const bool by_steps = p.steps > 0;
@@ -163,15 +164,15 @@ absl::StatusOr<TrainStats> TrainLoop(Net& model, const Dataset& data,
     loss_sum += s;
     stats.last_epoch_loss = s / static_cast<double>(pass_n);
     if (!std::isfinite(s)) {
-      return absl::InternalError(absl::StrCat(
-          "local training diverged: loss ", stats.last_epoch_loss,
-          " in pass ", pass, " (lr ", p.lr, ")"));
+      return absl::InternalError(
+          absl::StrCat("local training diverged: loss ", stats.last_epoch_loss,
+                       " in pass ", pass, " (lr ", p.lr, ")"));
     }
   }
   if (stats.samples > 0) stats.mean_loss = loss_sum / stats.samples;
-  stats.seconds = std::chrono::duration<double>(
-                      std::chrono::steady_clock::now() - start)
-                      .count();
+  stats.seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+          .count();
   return stats;
 }
 
@@ -223,18 +224,20 @@ absl::StatusOr<std::vector<TrainStats>> LocalTrainMany(
     const std::vector<int64_t>& indices, const TrainConfig& cfg,
     const LocalTrainParams& p, const std::vector<at::Tensor>& prox_references) {
   if (!prox_references.empty() && prox_references.size() != models.size()) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "LocalTrainMany: ", prox_references.size(), " prox references for ",
-        models.size(), " models"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("LocalTrainMany: ", prox_references.size(),
+                     " prox references for ", models.size(), " models"));
   }
   std::vector<TrainStats> out;
   for (size_t k = 0; k < models.size(); ++k) {
     LocalTrainParams pk = p;
     if (!prox_references.empty()) pk.prox_reference = prox_references[k];
-    absl::StatusOr<TrainStats> s = LocalTrain(*models[k], data, indices, cfg, pk);
+    absl::StatusOr<TrainStats> s =
+        LocalTrain(*models[k], data, indices, cfg, pk);
     if (!s.ok()) {
-      return absl::Status(s.status().code(),
-                          absl::StrCat("member ", k, ": ", s.status().message()));
+      return absl::Status(
+          s.status().code(),
+          absl::StrCat("member ", k, ": ", s.status().message()));
     }
     out.push_back(*s);
   }

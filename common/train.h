@@ -22,9 +22,9 @@ namespace shefl {
 // What varies per call; the rest comes from TrainConfig (optimizer,
 // momentum, weight_decay, batch_size, prox_mu).
 struct LocalTrainParams {
-  double lr = 0.01;     // already decayed for the round (RoundLearningRate)
-  int64_t epochs = 1;   // passes over the shard ...
-  int64_t steps = 0;    // ... unless > 0: this many batches instead
+  double lr = 0.01;    // already decayed for the round (RoundLearningRate)
+  int64_t epochs = 1;  // passes over the shard ...
+  int64_t steps = 0;   // ... unless > 0: this many batches instead
   // Batch order: DeriveSeed(seed, kBatchOrder, {round, client, member}).
   uint64_t seed = 1;
   int64_t round = 0;
@@ -39,10 +39,10 @@ struct LocalTrainParams {
 
 struct TrainStats {
   int64_t steps = 0;
-  int64_t samples = 0;           // samples seen, counting repeats
-  double mean_loss = 0;          // cross-entropy, sample-weighted, all steps
-  double first_loss = 0;         // cross-entropy of the first batch
-  double last_epoch_loss = 0;    // mean cross-entropy over the last pass
+  int64_t samples = 0;         // samples seen, counting repeats
+  double mean_loss = 0;        // cross-entropy, sample-weighted, all steps
+  double first_loss = 0;       // cross-entropy of the first batch
+  double last_epoch_loss = 0;  // mean cross-entropy over the last pass
   double seconds = 0;
 };
 

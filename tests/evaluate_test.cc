@@ -5,7 +5,6 @@
 #include <ATen/Functions.h>
 
 #include <catch2/catch.hpp>
-
 #include <cmath>
 #include <numeric>
 
@@ -59,13 +58,15 @@ TEST_CASE("logits give the same metrics as their softmax") {
 
 TEST_CASE("ECE pools samples that share a confidence bin") {
   // conf 0.81 and 0.84 both fall in (12/15, 13/15]; one right, one wrong.
-  at::Tensor p = at::tensor({0.81, 0.19, 0.84, 0.16}, at::kDouble).view({1, 2, 2});
+  at::Tensor p =
+      at::tensor({0.81, 0.19, 0.84, 0.16}, at::kDouble).view({1, 2, 2});
   auto r = EvaluateFromProbs(p, at::tensor({0, 1}, at::kLong));
   REQUIRE(r.ok());
   CHECK(r->ece == Approx(std::abs(0.5 - 0.825)));
   CHECK(r->mean_member_variance == Approx(0.0).margin(1e-12));  // M = 1
   // A perfectly calibrated pair: conf 1 and right.
-  at::Tensor sure = at::tensor({1.0, 0.0, 0.0, 1.0}, at::kDouble).view({1, 2, 2});
+  at::Tensor sure =
+      at::tensor({1.0, 0.0, 0.0, 1.0}, at::kDouble).view({1, 2, 2});
   auto s = EvaluateFromProbs(sure, at::tensor({0, 1}, at::kLong));
   REQUIRE(s.ok());
   CHECK(s->ece == Approx(0.0).margin(1e-12));
@@ -87,7 +88,8 @@ TEST_CASE("wrong shapes are refused") {
   CHECK_FALSE(EvaluateFromLogits(at::zeros({2, 3, 2}), HandLabels()).ok());
 }
 
-TEST_CASE("personalised weights: sum 1, favour low loss, uniform for large gamma") {
+TEST_CASE(
+    "personalised weights: sum 1, favour low loss, uniform for large gamma") {
   const std::vector<double> losses = {0.5, 1.5, 1.0};
   auto a = PersonalisedWeights(losses, 1.0);
   REQUIRE(a.ok());
@@ -104,9 +106,8 @@ TEST_CASE("personalised weights: sum 1, favour low loss, uniform for large gamma
   CHECK((*sharp)[0] == Approx(1.0));
   CHECK_FALSE(PersonalisedWeights(losses, 0.0).ok());
   CHECK_FALSE(PersonalisedWeights({1.0, NAN}, 1.0).ok());
-  auto many = PersonalisedWeights(std::vector<std::vector<double>>{
-                                      {0.1, 0.2}, {0.3, 0.1}},
-                                  0.5);
+  auto many = PersonalisedWeights(
+      std::vector<std::vector<double>>{{0.1, 0.2}, {0.3, 0.1}}, 0.5);
   REQUIRE(many.ok());
   CHECK((*many)[0][0] > (*many)[0][1]);
   CHECK((*many)[1][1] > (*many)[1][0]);
@@ -155,7 +156,8 @@ TEST_CASE("EvaluateEnsemble on models agrees with EvaluateFromLogits") {
   std::iota(all.begin(), all.end(), 0);
   auto losses = MemberLosses(models, d, all, 16, cpu);
   REQUIRE(losses.ok());
-  for (int k = 0; k < 3; ++k) CHECK((*losses)[k] == Approx(want->member_nll[k]));
+  for (int k = 0; k < 3; ++k)
+    CHECK((*losses)[k] == Approx(want->member_nll[k]));
   CHECK_FALSE(MemberLosses(models, d, {50}, 16, cpu).ok());
 }
 

@@ -71,7 +71,8 @@ TEST_CASE("text model averages over non-padding tokens only") {
   s.num_classes = 4;
   auto m = Make("text", s);
   c10::NoGradGuard no_grad;
-  at::Tensor a = m->forward(at::tensor({5, 7, 0, 0, 0}, at::kLong).view({1, 5}));
+  at::Tensor a =
+      m->forward(at::tensor({5, 7, 0, 0, 0}, at::kLong).view({1, 5}));
   at::Tensor b = m->forward(at::tensor({5, 7}, at::kLong).view({1, 2}));
   at::Tensor c = m->forward(at::tensor({5, 8}, at::kLong).view({1, 2}));
   CHECK(a.sizes() == at::IntArrayRef({1, 4}));
@@ -98,7 +99,8 @@ TEST_CASE("ShapeOf reads images, features and token ids") {
   REQUIRE(s.ok());
   CHECK((s->in_channels == 3 && s->height == 32 && s->width == 32));
   CHECK(s->num_classes == 10);
-  Dataset txt{"txt", at::zeros({4, 16}, at::kLong), at::zeros({4}, at::kLong), 4};
+  Dataset txt{"txt", at::zeros({4, 16}, at::kLong), at::zeros({4}, at::kLong),
+              4};
   auto t = ShapeOf(txt, 1000);
   REQUIRE(t.ok());
   CHECK(t->vocab == 1000);

@@ -7,7 +7,6 @@
 #include <c10/core/GradMode.h>
 
 #include <catch2/catch.hpp>
-
 #include <cmath>
 #include <numeric>
 
@@ -85,8 +84,8 @@ TEST_CASE("RoundLearningRate decays every lr_decay_every rounds") {
   c.hpc_local_epochs = 3;
   c.local_epochs = 1;
   c.local_steps = 7;
-  LocalTrainParams hpc = MakeLocalTrainParams(c, 1, 10, 2, 4, true,
-                                              c10::Device(c10::kCPU));
+  LocalTrainParams hpc =
+      MakeLocalTrainParams(c, 1, 10, 2, 4, true, c10::Device(c10::kCPU));
   CHECK(hpc.epochs == 3);
   CHECK(hpc.steps == 7);
   CHECK(hpc.lr == Approx(0.05));
@@ -144,7 +143,8 @@ TEST_CASE("Adam and momentum SGD train the mlp; the text model trains") {
   // Token ids: class c uses tokens 10c+1..10c+10, padded with zeros.
   at::manual_seed(4);
   at::Tensor y = at::randint(4, {64}, at::kLong);
-  at::Tensor ids = at::randint(1, 11, {64, 12}, at::kLong) + 10 * y.view({-1, 1});
+  at::Tensor ids =
+      at::randint(1, 11, {64, 12}, at::kLong) + 10 * y.view({-1, 1});
   ids.slice(1, 8) = 0;
   Dataset text{"text", ids, y, 4};
   auto tm = Model("text", text, 0, /*vocab=*/64);
@@ -159,8 +159,8 @@ TEST_CASE("Adam and momentum SGD train the mlp; the text model trains") {
 TEST_CASE("the same seed, round and client give bit-identical weights") {
   Dataset d = Images(48, 5);
   TrainConfig cfg = Config();
-  std::vector<int64_t> shard = {3, 1, 4, 15, 9, 26, 5, 35, 8, 47, 2, 7, 18,
-                                28, 11, 30, 44, 0, 21, 6};
+  std::vector<int64_t> shard = {3, 1, 4,  15, 9,  26, 5,  35, 8,  47,
+                                2, 7, 18, 28, 11, 30, 44, 0,  21, 6};
   auto a = Model("cnn", d);
   auto b = Model("cnn", d);
   auto c = Model("cnn", d);
@@ -234,7 +234,8 @@ TEST_CASE("a diverging run is reported, not returned as weights") {
   TrainConfig cfg = Config(1e10);
   auto st = LocalTrain(*m, d, All(d), cfg, Params(cfg));
   REQUIRE_FALSE(st.ok());
-  CHECK(std::string(st.status().message()).find("diverged") != std::string::npos);
+  CHECK(std::string(st.status().message()).find("diverged") !=
+        std::string::npos);
 }
 
 // Hidden ([.]): run by hand for the time of one cnn step, batch 16, CPU.
