@@ -1,0 +1,215 @@
+#include "cli/launch_args.h"
+
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+
+namespace shefl {
+namespace {
+
+using Command = CommandLine::Command;
+
+// Walks the arguments of one subcommand, accepting both `--flag value` and
+// `--flag=value`, so that the per-flag code only sees (flag, value).
+class ArgCursor {
+ public:
+  explicit ArgCursor(const std::vector<std::string>& args, size_t start)
+      : args_(args), i_(start) {}
+
+  bool Done() const { return i_ >= args_.size(); }
+  const std::string& Peek() const { return args_[i_]; }
+
+  // Splits the current argument into flag name and, when given inline,
+  // its value; advances past it.
+  std::string TakeFlag() {
+    const std::string& a = args_[i_++];
+    size_t eq = a.find('=');
+    if (absl::StartsWith(a, "--") && eq != std::string::npos) {
+      inline_value_ = a.substr(eq + 1);
+      has_inline_ = true;
+      return a.substr(0, eq);
+    }
+    has_inline_ = false;
+    return a;
+  }
+
+  std::string TakePositional() { return args_[i_++]; }
+
+  absl::StatusOr<std::string> TakeValue(const std::string& flag) {
+    if (has_inline_) {
+      has_inline_ = false;
+      return inline_value_;
+    }
+    if (Done()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("flag ", flag, " needs a value"));
+    }
+    return args_[i_++];
+  }
+
+ private:
+  const std::vector<std::string>& args_;
+  size_t i_;
+  std::string inline_value_;
+  bool has_inline_ = false;
+};
+
+absl::StatusOr<int> PositiveInt(const std::string& flag,
+                                const std::string& value) {
+  int n = 0;
+  if (!absl::SimpleAtoi(value, &n) || n < 1) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "flag ", flag, " wants a positive integer, got '", value, "'"));
+  }
+  return n;
+}
+
+// Applies one `run` flag to `run`.
+absl::Status RunFlag(const std::string& flag, ArgCursor& cur, RunArgs& run) {
+  auto value = cur.TakeValue(flag);
+  if (!value.ok()) return value.status();
+  if (flag == "--daemons" || flag == "--threads") {
+    auto n = PositiveInt(flag, *value);
+    if (!n.ok()) return n.status();
+    (flag == "--daemons" ? run.daemons : run.threads) = *n;
+  } else if (flag == "--set") {
+    if (value->find('=') == std::string::npos) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "flag --set wants key=value, got '", *value, "'"));
+    }
+    run.overrides.push_back(*value);
+  } else if (flag == "--out") {
+    run.out = *value;
+  } else if (flag == "--resume") {
+    run.resume = *value;
+  } else if (flag == "--device") {
+    run.device = *value;
+  }
+  if (value->empty()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("flag ", flag, " needs a non-empty value"));
+  }
+  return absl::OkStatus();
+}
+
+bool IsRunFlag(const std::string& flag) {
+  for (const char* f : {"--daemons", "--out", "--set", "--resume",
+                        "--threads", "--device"}) {
+    if (flag == f) return true;
+  }
+  return false;
+}
+
+absl::StatusOr<CommandLine> ParseRun(const std::vector<std::string>& args) {
+  CommandLine cl;
+  cl.command = Command::kRun;
+  ArgCursor cur(args, 1);
+  while (!cur.Done()) {
+    if (!absl::StartsWith(cur.Peek(), "-")) {
+      if (!cl.run.config.empty()) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "run takes one CONFIG, got a second: '", cur.Peek(), "'"));
+      }
+      cl.run.config = cur.TakePositional();
+      continue;
+    }
+    std::string flag = cur.TakeFlag();
+    if (flag == "--help" || flag == "-h") {
+      return CommandLine{Command::kHelp, RunUsage(), {}, {}};
+    }
+    if (!IsRunFlag(flag)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("unknown flag for run: ", flag));
+    }
+    if (absl::Status s = RunFlag(flag, cur, cl.run); !s.ok()) return s;
+  }
+  // With --resume the run folder's config.yaml stands in for CONFIG.
+  if (cl.run.config.empty() && cl.run.resume.empty()) {
+    return absl::InvalidArgumentError("run needs a CONFIG file");
+  }
+  if (!cl.run.resume.empty() && !cl.run.out.empty() &&
+      cl.run.out != cl.run.resume) {
+    return absl::InvalidArgumentError(
+        "flags --out and --resume both name the results folder; give one");
+  }
+  return cl;
+}
+
+absl::StatusOr<CommandLine> ParseReport(const std::vector<std::string>& args) {
+  CommandLine cl;
+  cl.command = Command::kReport;
+  for (size_t i = 1; i < args.size(); ++i) {
+    if (args[i] == "--help" || args[i] == "-h") {
+      return CommandLine{Command::kHelp, ReportUsage(), {}, {}};
+    }
+    if (absl::StartsWith(args[i], "-")) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("unknown flag for report: ", args[i]));
+    }
+    cl.report_dirs.push_back(args[i]);
+  }
+  if (cl.report_dirs.empty()) {
+    return absl::InvalidArgumentError("report needs at least one RUN_DIR");
+  }
+  return cl;
+}
+
+}  // namespace
+
+absl::StatusOr<CommandLine> ParseCommandLine(
+    const std::vector<std::string>& args) {
+  if (args.empty() || args[0] == "--help" || args[0] == "-h" ||
+      args[0] == "help") {
+    return CommandLine{Command::kHelp, MainUsage(), {}, {}};
+  }
+  if (args[0] == "run") return ParseRun(args);
+  if (args[0] == "report") return ParseReport(args);
+  if (absl::StartsWith(args[0], "-")) {
+    return absl::InvalidArgumentError(absl::StrCat("unknown flag: ", args[0]));
+  }
+  return absl::InvalidArgumentError(
+      absl::StrCat("unknown subcommand: ", args[0]));
+}
+
+std::string MainUsage() {
+  return "usage: shefl <command> [args]\n"
+         "\n"
+         "commands:\n"
+         "  run CONFIG [flags]   start a coordinator and client daemons on\n"
+         "                       this machine and follow the run\n"
+         "  report RUN_DIR...    one table row per finished run\n"
+         "\n"
+         "`shefl <command> --help` shows the flags of a command.\n";
+}
+
+std::string RunUsage() {
+  return "usage: shefl run CONFIG [--daemons N] [--out DIR] "
+         "[--set key=value ...]\n"
+         "                 [--resume RUN_DIR] [--threads T] [--device D]\n"
+         "\n"
+         "  CONFIG            experiment YAML (optional with --resume: the\n"
+         "                    run folder's config.yaml)\n"
+         "  --daemons N       client daemons to start (default 2, at most\n"
+         "                    the number of clients)\n"
+         "  --out DIR         results folder (default: the config's out_dir,\n"
+         "                    else results/<name>-<YYYYmmdd-HHMMSS>)\n"
+         "  --set key=value   override one config key (repeatable), e.g.\n"
+         "                    --set rounds=3 --set compression.density=0.02\n"
+         "  --resume RUN_DIR  continue RUN_DIR from its last checkpoint\n"
+         "  --threads T       threads per daemon (default max(1, nproc/N))\n"
+         "  --device D        daemon device: auto | cpu | cuda | cuda:N\n"
+         "\n"
+         "Writes RUN_DIR/endpoints.json once the processes listen, logs to\n"
+         "RUN_DIR/logs/, and prints one line per finished round.\n"
+         "Exit status: 0 done, 1 failed, 2 usage error, 130 interrupted.\n";
+}
+
+std::string ReportUsage() {
+  return "usage: shefl report RUN_DIR...\n"
+         "\n"
+         "Prints one row per run folder from its summary.json and\n"
+         "config.yaml: name, rounds, final and best accuracy, rounds to\n"
+         "threshold, total MB up and down.\n";
+}
+
+}  // namespace shefl

@@ -1,0 +1,46 @@
+// Command-line parsing for the `shefl` tool: `shefl run ...` and
+// `shefl report ...`. Parsing is pure (no I/O) so tests can pin every error;
+// an error names the flag or subcommand it is about.
+#ifndef SHEFL_CLI_LAUNCH_ARGS_H_
+#define SHEFL_CLI_LAUNCH_ARGS_H_
+
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+
+namespace shefl {
+
+// `shefl run CONFIG [--daemons N] [--out DIR] [--set key=value ...]
+//  [--resume RUN_DIR] [--threads T] [--device D]`
+struct RunArgs {
+  std::string config;                  // empty only with --resume
+  int daemons = 0;                     // 0: default (2, capped at clients)
+  std::string out;                     // empty: config out_dir or default
+  std::vector<std::string> overrides;  // "dotted.key=value", in order
+  std::string resume;                  // RUN_DIR of a run to continue
+  int threads = 0;                     // 0: max(1, nproc / daemons)
+  std::string device;                  // empty: the daemon's default
+};
+
+struct CommandLine {
+  enum class Command { kHelp, kRun, kReport };
+  Command command = Command::kHelp;
+  // The usage text asked for with --help (main, run or report usage).
+  std::string help_text;
+  RunArgs run;
+  std::vector<std::string> report_dirs;
+};
+
+// Parses argv without the program name. Errors are InvalidArgument with a
+// message that names the offending flag, value or subcommand.
+absl::StatusOr<CommandLine> ParseCommandLine(
+    const std::vector<std::string>& args);
+
+std::string MainUsage();
+std::string RunUsage();
+std::string ReportUsage();
+
+}  // namespace shefl
+
+#endif  // SHEFL_CLI_LAUNCH_ARGS_H_

@@ -1,0 +1,103 @@
+#include "cli/progress.h"
+
+#include <fstream>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+
+namespace shefl {
+
+JsonlTailer::Batch JsonlTailer::Poll() {
+  Batch batch;
+  std::ifstream in(path_, std::ios::binary);
+  if (!in) return batch;
+  in.seekg(0, std::ios::end);
+  uint64_t size = static_cast<uint64_t>(in.tellg());
+  if (size < offset_) {
+    // Truncated or replaced: start over rather than read garbage.
+    offset_ = 0;
+    partial_.clear();
+  }
+  if (size == offset_) return batch;
+  in.seekg(static_cast<std::streamoff>(offset_));
+  std::string chunk(size - offset_, '\0');
+  in.read(chunk.data(), static_cast<std::streamsize>(chunk.size()));
+  chunk.resize(static_cast<size_t>(in.gcount()));
+  offset_ += chunk.size();
+  partial_ += chunk;
+  size_t start = 0;
+  for (size_t nl; (nl = partial_.find('\n', start)) != std::string::npos;
+       start = nl + 1) {
+    std::string line = partial_.substr(start, nl - start);
+    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+    nlohmann::json j = nlohmann::json::parse(line, nullptr, false);
+    if (j.is_discarded()) {
+      ++batch.malformed;
+    } else {
+      batch.records.push_back(std::move(j));
+    }
+  }
+  partial_.erase(0, start);
+  return batch;
+}
+
+namespace {
+
+bool HasNumber(const nlohmann::json& j, const char* key) {
+  return j.is_object() && j.contains(key) && j[key].is_number();
+}
+
+std::string Percent(const nlohmann::json& j, const char* key) {
+  if (!HasNumber(j, key)) return "-";
+  return absl::StrFormat("%.1f%%", 100.0 * j[key].get<double>());
+}
+
+std::string Megabytes(const nlohmann::json& j, const char* key) {
+  if (!HasNumber(j, key)) return "-";
+  return FormatMegabytes(j[key].get<double>());
+}
+
+std::string Seconds(const nlohmann::json& j, const char* key) {
+  if (!HasNumber(j, key)) return "-";
+  return absl::StrFormat("%.1f s", j[key].get<double>());
+}
+
+}  // namespace
+
+std::string FormatMegabytes(double bytes) {
+  double mb = bytes / 1e6;
+  if (mb >= 100) return absl::StrFormat("%.0f MB", mb);
+  if (mb >= 10) return absl::StrFormat("%.1f MB", mb);
+  return absl::StrFormat("%.2f MB", mb);
+}
+
+std::string FormatRoundLine(const nlohmann::json& r, int64_t total_rounds) {
+  std::string round = HasNumber(r, "round")
+                          ? absl::StrCat(r["round"].get<int64_t>())
+                          : "?";
+  std::string loss = HasNumber(r, "ensemble_loss")
+                         ? absl::StrFormat("%.3f", r["ensemble_loss"].get<double>())
+                         : "-";
+  return absl::StrCat("round ", round, "/", total_rounds,
+                      "  acc ", Percent(r, "ensemble_accuracy"),
+                      "  loss ", loss,
+                      "  up ", Megabytes(r, "bytes_up"),
+                      "  down ", Megabytes(r, "bytes_down"),
+                      "  ", Seconds(r, "wall_seconds"));
+}
+
+std::string FormatSummaryLine(const nlohmann::json& s) {
+  std::string reached = "not reached";
+  if (HasNumber(s, "rounds_to_threshold")) {
+    reached = absl::StrCat("reached at round ",
+                           s["rounds_to_threshold"].get<int64_t>());
+  }
+  return absl::StrCat("done: final acc ", Percent(s, "final_accuracy"),
+                      "  best ", Percent(s, "best_accuracy"),
+                      "  threshold ", Percent(s, "threshold"), " ", reached,
+                      "  up ", Megabytes(s, "total_bytes_up"),
+                      "  down ", Megabytes(s, "total_bytes_down"),
+                      "  wall ", Seconds(s, "wall_seconds"));
+}
+
+}  // namespace shefl

@@ -1,0 +1,215 @@
+#include "cli/run_command.h"
+
+#include <signal.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <system_error>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "cli/endpoints.h"
+#include "cli/ports.h"
+#include "cli/progress.h"
+#include "cli/run_plan.h"
+#include "cli/supervisor.h"
+#include "common/config.h"
+
+namespace shefl {
+namespace {
+
+namespace fs = std::filesystem;
+
+volatile sig_atomic_t g_stop = 0;
+
+void OnStopSignal(int) { g_stop = 1; }
+
+// No SA_RESTART: a pending sleep or read returns early, so Ctrl-C is
+// noticed within one poll.
+void InstallStopHandlers() {
+  struct sigaction sa {};
+  sa.sa_handler = OnStopSignal;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGINT, &sa, nullptr);
+  sigaction(SIGTERM, &sa, nullptr);
+}
+
+int Fail(const std::string& message) {
+  std::cerr << "shefl: " << message << "\n";
+  return 1;
+}
+
+// Refuses what would start processes only to fail, or mix two runs'
+// rounds.jsonl in one folder.
+absl::Status CheckBeforeStart(const RunArgs& args, const std::string& dir,
+                              const std::string& bin_dir) {
+  for (const char* bin : {"shefl-coordinator", "shefl-client"}) {
+    std::string path = absl::StrCat(bin_dir, "/", bin);
+    if (access(path.c_str(), X_OK) != 0) {
+      return absl::NotFoundError(absl::StrCat(
+          "cannot find ", bin, " next to shefl (looked for ", path, ")"));
+    }
+  }
+  std::error_code ec;
+  bool has_rounds = fs::exists(dir + "/rounds.jsonl", ec);
+  if (args.resume.empty() && has_rounds) {
+    return absl::AlreadyExistsError(absl::StrCat(
+        "results folder ", dir, " already holds a run (rounds.jsonl); use "
+        "--resume ", dir, " or another --out"));
+  }
+  if (!args.resume.empty() && !fs::is_directory(dir, ec)) {
+    return absl::NotFoundError(
+        absl::StrCat("--resume: no run folder ", dir));
+  }
+  fs::create_directories(dir + "/logs", ec);
+  if (!ec) fs::create_directories(dir + "/daemons", ec);
+  if (ec) {
+    return absl::InternalError(
+        absl::StrCat("cannot create ", dir, "/logs: ", ec.message()));
+  }
+  return absl::OkStatus();
+}
+
+enum class Started { kOk, kFailed, kInterrupted };
+
+// Waits until the coordinator accepts TCP connections on `port`, giving up
+// early when it exits (its log says why) or the user interrupts.
+Started WaitUntilListening(Supervisor& group, int port) {
+  absl::Time deadline = absl::Now() + absl::Seconds(60);
+  while (!PortAcceptsConnection(port)) {
+    if (g_stop) return Started::kInterrupted;
+    for (const ChildExit& e : group.Reap()) {
+      std::cerr << FailureReport(e.name, e.status, group.LogPath(e.name));
+      return Started::kFailed;
+    }
+    if (absl::Now() > deadline) {
+      std::cerr << FailureReport(
+          "coordinator", ExitStatus{}, group.LogPath("coordinator"));
+      std::cerr << "shefl: the coordinator did not listen on 127.0.0.1:"
+                << port << " within 60 s\n";
+      return Started::kFailed;
+    }
+    absl::SleepFor(absl::Milliseconds(100));
+  }
+  return Started::kOk;
+}
+
+// Starts the daemons and records every endpoint; writes endpoints.json
+// once with the coordinator alone (it already listens) and again with all.
+absl::Status StartDaemons(Supervisor& group, const RunPlan& plan,
+                          Endpoints& endpoints) {
+  std::string path = plan.results_dir + "/endpoints.json";
+  if (absl::Status s = WriteJsonAtomically(path, EndpointsToJson(endpoints));
+      !s.ok()) {
+    return s;
+  }
+  for (const ChildCommand& d : plan.daemons) {
+    absl::StatusOr<pid_t> pid = group.Start(d.name, d.argv, d.log_path);
+    if (!pid.ok()) return pid.status();
+    endpoints.daemons.push_back({d.name, static_cast<int>(*pid), d.metrics});
+  }
+  return WriteJsonAtomically(path, EndpointsToJson(endpoints));
+}
+
+void PrintStarted(const RunPlan& plan, const Endpoints& endpoints) {
+  std::vector<std::string> ranges;
+  for (const ChildCommand& d : plan.daemons) ranges.push_back(d.argv[4]);
+  std::cerr << "shefl: coordinator pid " << endpoints.coordinator_pid
+            << " on " << plan.coordinator_grpc << ", " << plan.daemons.size()
+            << " daemon(s) with clients " << absl::StrJoin(ranges, ", ")
+            << "; logs in " << plan.results_dir << "/logs\n";
+}
+
+int Finish(const WatchResult& result, const std::string& dir) {
+  switch (result.outcome) {
+    case WatchOutcome::kChildFailed:
+      std::cerr << result.report << "results: " << dir << "\n";
+      return 1;
+    case WatchOutcome::kInterrupted:
+      std::cerr << "shefl: interrupted; stopped all processes\n"
+                << "results: " << dir << "\n";
+      return 130;
+    case WatchOutcome::kCompleted:
+      break;
+  }
+  std::cerr << result.report;
+  std::ifstream in(dir + "/summary.json");
+  nlohmann::json summary = nlohmann::json::parse(in, nullptr, false);
+  if (in && !summary.is_discarded()) {
+    std::cerr << FormatSummaryLine(summary) << "\n";
+  } else {
+    std::cerr << "warning: the coordinator wrote no readable summary.json\n";
+  }
+  std::cerr << "results: " << dir << "\n";
+  return 0;
+}
+
+// Everything after the config is known to be good.
+int Launch(const RunArgs& args, const ExperimentConfig& config,
+           const std::string& config_path, const std::string& dir,
+           const std::string& bin_dir) {
+  std::vector<ClientRange> ranges = SplitClients(
+      config.clients.num_clients, args.daemons > 0 ? args.daemons : 2);
+  int threads = args.threads > 0 ? args.threads
+                                 : DefaultThreads(static_cast<int>(ranges.size()));
+  absl::StatusOr<std::vector<int>> ports =
+      PickFreePorts(2 + static_cast<int>(ranges.size()));
+  if (!ports.ok()) return Fail(std::string(ports.status().message()));
+  RunPlan plan =
+      MakeRunPlan(args, config_path, dir, ranges, bin_dir, *ports, threads);
+
+  InstallStopHandlers();
+  Supervisor group;  // its destructor terminates anything left running
+  const ChildCommand& c = plan.coordinator;
+  absl::StatusOr<pid_t> pid = group.Start(c.name, c.argv, c.log_path);
+  if (!pid.ok()) return Fail(std::string(pid.status().message()));
+  Started started = WaitUntilListening(group, (*ports)[0]);
+  if (started != Started::kOk) {
+    group.TerminateAll(absl::Seconds(10));
+    return started == Started::kInterrupted ? 130 : 1;
+  }
+  Endpoints endpoints{plan.coordinator_grpc, c.metrics, static_cast<int>(*pid), {}};
+  if (absl::Status s = StartDaemons(group, plan, endpoints); !s.ok()) {
+    group.TerminateAll(absl::Seconds(10));
+    return Fail(std::string(s.message()));
+  }
+  PrintStarted(plan, endpoints);
+
+  JsonlTailer tailer(dir + "/rounds.jsonl");
+  WatchOptions options;
+  options.primary = "coordinator";
+  options.stop = &g_stop;
+  options.on_tick = [&tailer, &config] {
+    JsonlTailer::Batch batch = tailer.Poll();
+    for (const nlohmann::json& round : batch.records) {
+      std::cerr << FormatRoundLine(round, config.rounds) << "\n";
+    }
+    if (batch.malformed > 0) {
+      std::cerr << "warning: " << batch.malformed
+                << " malformed line(s) in rounds.jsonl\n";
+    }
+  };
+  return Finish(Watch(group, options), dir);
+}
+
+}  // namespace
+
+int RunExperiment(const RunArgs& args, const std::string& bin_dir) {
+  // With --resume and no CONFIG, the run's own resolved config is the file.
+  std::string config_path =
+      args.config.empty() ? args.resume + "/config.yaml" : args.config;
+  absl::StatusOr<ExperimentConfig> config =
+      LoadConfig(config_path, args.overrides);
+  if (!config.ok()) return Fail(std::string(config.status().message()));
+  std::string dir = ResolveResultsDir(args, *config, std::time(nullptr));
+  if (absl::Status s = CheckBeforeStart(args, dir, bin_dir); !s.ok()) {
+    return Fail(std::string(s.message()));
+  }
+  return Launch(args, *config, config_path, dir, bin_dir);
+}
+
+}  // namespace shefl

@@ -1,0 +1,103 @@
+#include "cli/run_plan.h"
+
+#include <sched.h>
+#include <unistd.h>
+
+#include <algorithm>
+
+#include "absl/strings/str_cat.h"
+
+namespace shefl {
+
+std::vector<ClientRange> SplitClients(int64_t num_clients, int num_daemons) {
+  std::vector<ClientRange> ranges;
+  if (num_clients <= 0 || num_daemons <= 0) return ranges;
+  int64_t n = std::min<int64_t>(num_daemons, num_clients);
+  int64_t base = num_clients / n;
+  int64_t extra = num_clients % n;  // the first `extra` ranges get one more
+  int64_t next = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    int64_t size = base + (i < extra ? 1 : 0);
+    ranges.push_back({next, next + size - 1});
+    next += size;
+  }
+  return ranges;
+}
+
+std::string ResolveResultsDir(const RunArgs& args,
+                              const ExperimentConfig& config,
+                              std::time_t now) {
+  if (!args.resume.empty()) return args.resume;
+  if (!args.out.empty()) return args.out;
+  if (!config.out_dir.empty()) return config.out_dir;
+  std::tm local{};
+  localtime_r(&now, &local);
+  char stamp[32];
+  std::strftime(stamp, sizeof(stamp), "%Y%m%d-%H%M%S", &local);
+  return absl::StrCat("results/", config.name, "-", stamp);
+}
+
+int DefaultThreads(int num_daemons) {
+  // The affinity mask, not the machine's core count: in a container or under
+  // taskset only these CPUs are ours.
+  int cpus = 0;
+  cpu_set_t set;
+  if (sched_getaffinity(0, sizeof(set), &set) == 0) cpus = CPU_COUNT(&set);
+  if (cpus <= 0) cpus = static_cast<int>(sysconf(_SC_NPROCESSORS_ONLN));
+  return std::max(1, cpus / std::max(1, num_daemons));
+}
+
+namespace {
+
+std::string Local(int port) { return absl::StrCat("127.0.0.1:", port); }
+
+ChildCommand CoordinatorCommand(const RunArgs& args,
+                                const std::string& config_path,
+                                const std::string& dir,
+                                const std::string& bin_dir,
+                                const std::vector<int>& ports) {
+  ChildCommand c;
+  c.name = "coordinator";
+  c.metrics = Local(ports[1]);
+  c.log_path = dir + "/logs/coordinator.log";
+  c.argv = {bin_dir + "/shefl-coordinator", "--config", config_path};
+  for (const std::string& kv : args.overrides) {
+    c.argv.insert(c.argv.end(), {"--set", kv});
+  }
+  c.argv.insert(c.argv.end(), {"--listen", Local(ports[0]), "--metrics-listen",
+                               c.metrics, "--out", dir});
+  if (!args.resume.empty()) c.argv.insert(c.argv.end(), {"--resume", dir});
+  return c;
+}
+
+}  // namespace
+
+RunPlan MakeRunPlan(const RunArgs& args, const std::string& config_path,
+                    const std::string& results_dir,
+                    const std::vector<ClientRange>& ranges,
+                    const std::string& bin_dir, const std::vector<int>& ports,
+                    int threads) {
+  RunPlan plan;
+  plan.results_dir = results_dir;
+  plan.coordinator_grpc = Local(ports[0]);
+  plan.coordinator =
+      CoordinatorCommand(args, config_path, results_dir, bin_dir, ports);
+  for (size_t i = 0; i < ranges.size(); ++i) {
+    ChildCommand d;
+    d.name = absl::StrCat("daemon-", i);
+    d.metrics = Local(ports[2 + i]);
+    d.log_path = absl::StrCat(results_dir, "/logs/", d.name, ".log");
+    d.argv = {bin_dir + "/shefl-client",
+              "--coordinator", plan.coordinator_grpc,
+              "--clients", absl::StrCat(ranges[i].first, "-", ranges[i].last),
+              "--name", d.name,
+              "--out", results_dir + "/daemons",
+              "--metrics-listen", d.metrics,
+              "--threads", absl::StrCat(threads)};
+    if (!args.device.empty()) d.argv.insert(d.argv.end(), {"--device", args.device});
+    plan.daemons.push_back(std::move(d));
+  }
+  return plan;
+}
+
+}  // namespace shefl

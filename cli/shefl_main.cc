@@ -1,0 +1,68 @@
+// `shefl`: the launcher and tool. See launch_args.cc for the usage text.
+#include <unistd.h>
+
+#include <climits>
+#include <cstdlib>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "cli/launch_args.h"
+#include "cli/report.h"
+#include "cli/run_command.h"
+
+namespace {
+
+// shefl-coordinator and shefl-client live next to this binary (build/bin,
+// or an install's bin). SHEFL_BIN_DIR overrides it, for installs that keep
+// them apart and for tests that substitute stand-ins.
+std::string SiblingBinDir() {
+  if (const char* env = std::getenv("SHEFL_BIN_DIR"); env && *env) return env;
+  char buf[PATH_MAX];
+  ssize_t n = readlink("/proc/self/exe", buf, sizeof(buf) - 1);
+  if (n <= 0) return ".";
+  std::string self(buf, static_cast<size_t>(n));
+  size_t slash = self.rfind('/');
+  return slash == std::string::npos ? "." : self.substr(0, slash);
+}
+
+int Report(const std::vector<std::string>& dirs) {
+  std::vector<shefl::ReportRow> rows;
+  int status = 0;
+  for (const std::string& dir : dirs) {
+    absl::StatusOr<shefl::ReportRow> row = shefl::ReadReportRow(dir);
+    if (row.ok()) {
+      rows.push_back(*row);
+    } else {
+      std::cerr << "shefl report: " << row.status().message() << "\n";
+      status = 1;
+    }
+  }
+  if (!rows.empty()) std::cout << shefl::FormatReportTable(rows);
+  return status;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::vector<std::string> args(argv + 1, argv + argc);
+  absl::StatusOr<shefl::CommandLine> cl = shefl::ParseCommandLine(args);
+  if (!cl.ok()) {
+    // Usage of the subcommand the user was typing, else the overview.
+    std::string usage = shefl::MainUsage();
+    if (!args.empty() && args[0] == "run") usage = shefl::RunUsage();
+    if (!args.empty() && args[0] == "report") usage = shefl::ReportUsage();
+    std::cerr << "shefl: " << cl.status().message() << "\n\n" << usage;
+    return 2;
+  }
+  switch (cl->command) {
+    case shefl::CommandLine::Command::kHelp:
+      std::cout << cl->help_text;
+      return 0;
+    case shefl::CommandLine::Command::kRun:
+      return shefl::RunExperiment(cl->run, SiblingBinDir());
+    case shefl::CommandLine::Command::kReport:
+      return Report(cl->report_dirs);
+  }
+  return 2;
+}
