@@ -1,0 +1,145 @@
+#include "client/daemon.h"
+
+#include <grpcpp/create_channel.h>
+#include <grpcpp/security/credentials.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <thread>
+
+#include <nlohmann/json.hpp>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_split.h"
+#include "common/device.h"
+#include "common/log.h"
+#include "common/metrics_server.h"
+#include "common/wire.h"
+
+namespace shefl {
+
+absl::StatusOr<std::vector<int64_t>> ParseClientRanges(const std::string& s) {
+  std::vector<int64_t> ids;
+  for (absl::string_view part : absl::StrSplit(s, ',')) {
+    std::vector<absl::string_view> ends = absl::StrSplit(part, '-');
+    int64_t lo = 0, hi = 0;
+    if (ends.size() > 2 || !absl::SimpleAtoi(ends[0], &lo) ||
+        !absl::SimpleAtoi(ends.back(), &hi) || lo < 0 || hi < lo)
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--clients '", s, "': expected ranges like 0-24 or 0-4,10-14"));
+    for (int64_t i = lo; i <= hi; ++i) ids.push_back(i);
+  }
+  std::sort(ids.begin(), ids.end());
+  ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+  return ids;
+}
+
+Daemon::Daemon(DaemonOptions o) : o_(std::move(o)) {}
+
+Daemon::~Daemon() {
+  stop_ = true;
+}
+
+absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Create(DaemonOptions o) {
+  if (o.coordinator.empty())
+    return absl::InvalidArgumentError("--coordinator HOST:PORT is required");
+  if (o.clients.empty())
+    return absl::InvalidArgumentError("--clients is required (e.g. 0-24)");
+  if (o.name.empty()) o.name = absl::StrCat("shefl-client-", ::getpid());
+  std::error_code ec;
+  std::filesystem::create_directories(o.out_dir, ec);
+  if (ec)
+    return absl::InternalError(
+        absl::StrCat("--out '", o.out_dir, "': ", ec.message()));
+  auto d = std::unique_ptr<Daemon>(new Daemon(std::move(o)));
+  ConfigureThreads(d->o_.threads);
+  d->registry_ = std::make_shared<prometheus::Registry>();
+  d->train_seconds_ =
+      &prometheus::BuildHistogram()
+           .Name("shefl_client_train_seconds")
+           .Help("Local training time of one (client, model) task")
+           .Register(*d->registry_)
+           .Add({}, prometheus::Histogram::BucketBoundaries{
+                        0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60, 120, 300});
+  d->bytes_ = &prometheus::BuildCounter()
+                   .Name("shefl_client_bytes_total")
+                   .Help("gRPC bytes (serialized + 5-byte header) by direction")
+                   .Register(*d->registry_);
+  d->rss_ = &prometheus::BuildGauge()
+                 .Name("shefl_client_resident_memory_bytes")
+                 .Help("Resident memory of the daemon process")
+                 .Register(*d->registry_)
+                 .Add({});
+  auto exposer = StartMetricsServer(d->o_.metrics_listen, d->registry_);
+  if (!exposer.ok()) return exposer.status();
+  d->exposer_ = std::move(*exposer);
+  return d;
+}
+
+absl::Status Daemon::Run() {
+  std::mt19937_64 jitter(std::random_device{}());
+  double backoff = 0.25;
+  while (!stop_) {
+    auto channel = grpc::CreateChannel(o_.coordinator,
+                                       grpc::InsecureChannelCredentials());
+    v1::Coordinator::Stub stub(channel);
+    auto end = Session(stub);
+    if (end.ok() && *end == SessionEnd::kShutdown) return absl::OkStatus();
+    if (!end.ok() && !absl::IsUnavailable(end.status())) return end.status();
+    if (end.ok()) backoff = 0.25;  // a session ran: start over
+    if (stop_) break;
+    const double delay =
+        backoff * std::uniform_real_distribution<double>(0.5, 1.5)(jitter);
+    LogLine(o_.name, absl::StrFormat(
+                         "coordinator %s %s; reconnecting in %.1f s",
+                         o_.coordinator,
+                         end.ok() ? "went away" : "unreachable", delay));
+    const auto until = std::chrono::steady_clock::now() +
+                       std::chrono::duration<double>(delay);
+    while (!stop_ && std::chrono::steady_clock::now() < until)
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    backoff = std::min(backoff * 2, o_.max_backoff_s);
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Daemon::Prepare(const std::string& config_yaml) {
+  auto config = ParseConfig(config_yaml, "the coordinator's config");
+  if (!config.ok()) return config.status();
+  auto device = ResolveDevice(o_.device);
+  if (!device.ok()) return device.status();
+  const auto start = std::chrono::steady_clock::now();
+  auto trainer = LocalTrainer::Create(*config, o_.clients, *device);
+  if (!trainer.ok()) return trainer.status();
+  trainer_ = std::move(*trainer);
+  LogLine(o_.name,
+          absl::StrFormat("%d clients (%d..%d) ready on %s in %.1f s",
+                          o_.clients.size(), o_.clients.front(),
+                          o_.clients.back(), device->str(),
+                          std::chrono::duration<double>(
+                              std::chrono::steady_clock::now() - start)
+                              .count()));
+  return absl::OkStatus();
+}
+
+void Daemon::Book(int64_t round, int64_t client, int64_t model, Direction dir,
+                  Traffic kind, uint64_t bytes) {
+  ledger_.Add(round, client, model, dir, kind, bytes);
+  bytes_->Add({{"direction", dir == Direction::kUp ? "up" : "down"}})
+      .Increment(static_cast<double>(bytes));
+}
+
+void Daemon::Enqueue(Work w) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    work_.push_back(std::move(w));
+  }
+  cv_.notify_all();
+}
+
+}  // namespace shefl

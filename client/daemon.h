@@ -1,0 +1,100 @@
+// shefl-client: one daemon hosting one or many logical clients. It dials
+// the coordinator, registers, holds the task feed open, and for each task
+// downloads the assigned models, trains them (client/local_trainer.h) and
+// streams the compressed deltas back. It reconnects with exponential
+// backoff and jitter when the coordinator goes away and exits when the
+// coordinator says the run is over.
+#ifndef SHEFL_CLIENT_DAEMON_H_
+#define SHEFL_CLIENT_DAEMON_H_
+
+#include <atomic>
+#include <condition_variable>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include <prometheus/counter.h>
+#include <prometheus/exposer.h>
+#include <prometheus/gauge.h>
+#include <prometheus/histogram.h>
+#include <prometheus/registry.h>
+
+#include "absl/status/statusor.h"
+#include "client/local_trainer.h"
+#include "common/accounting.h"
+#include "shefl.grpc.pb.h"
+
+namespace shefl {
+
+struct DaemonOptions {
+  std::string coordinator;        // HOST:PORT
+  std::vector<int64_t> clients;   // logical client ids
+  std::string device = "auto";
+  std::string name;               // default: shefl-client-<pid>
+  std::string out_dir = ".";      // <out_dir>/<name>.jsonl
+  std::string metrics_listen;
+  int threads = 0;
+  double max_backoff_s = 30;
+};
+
+// Parses "0-24", "3", "0-4,10-14" into ascending unique ids.
+absl::StatusOr<std::vector<int64_t>> ParseClientRanges(const std::string& s);
+
+class Daemon {
+ public:
+  static absl::StatusOr<std::unique_ptr<Daemon>> Create(DaemonOptions o);
+  ~Daemon();
+
+  // Returns OK when the coordinator ends the run (or RequestStop()).
+  absl::Status Run();
+  void RequestStop() { stop_ = true; }
+
+ private:
+  enum class SessionEnd { kShutdown, kLost };
+  struct Work {  // a task, or the end of a round (task unset)
+    v1::Task task;
+    bool round_end = false;
+    int64_t round = 0;
+  };
+
+  explicit Daemon(DaemonOptions o);
+  absl::StatusOr<SessionEnd> Session(v1::Coordinator::Stub& stub);
+  absl::Status Prepare(const std::string& config_yaml);
+  void WorkLoop(v1::Coordinator::Stub* stub);
+  void RunTask(v1::Coordinator::Stub& stub, const v1::Task& task);
+  absl::StatusOr<std::vector<float>> Download(v1::Coordinator::Stub& stub,
+                                              const v1::Task& task,
+                                              const v1::ModelTask& mt);
+  absl::Status Upload(v1::Coordinator::Stub& stub, const v1::Task& task,
+                      const v1::ModelTask& mt, const TrainedUpdate& u);
+  void Book(int64_t round, int64_t client, int64_t model, Direction dir,
+            Traffic kind, uint64_t bytes);
+  void WriteRoundLine(int64_t round);
+  void Enqueue(Work w);
+
+  DaemonOptions o_;
+  std::atomic<bool> stop_{false};
+  std::string session_id_;
+  std::atomic<int64_t> known_round_{0};
+  std::atomic<int64_t> closed_round_{0};
+  std::unique_ptr<LocalTrainer> trainer_;
+  ByteLedger ledger_;
+  double train_seconds_round_ = 0;  // worker thread only
+
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<Work> work_;
+  bool session_over_ = false;
+
+  std::shared_ptr<prometheus::Registry> registry_;
+  std::unique_ptr<prometheus::Exposer> exposer_;
+  prometheus::Histogram* train_seconds_ = nullptr;
+  prometheus::Family<prometheus::Counter>* bytes_ = nullptr;
+  prometheus::Gauge* rss_ = nullptr;
+};
+
+}  // namespace shefl
+
+#endif  // SHEFL_CLIENT_DAEMON_H_

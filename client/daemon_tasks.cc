@@ -1,0 +1,184 @@
+// Running one task: download each assigned model, train it, upload the
+// compressed delta; and the per-round record of what the daemon counted.
+#include <grpcpp/client_context.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstring>
+#include <fstream>
+
+#include <nlohmann/json.hpp>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "client/daemon.h"
+#include "common/log.h"
+#include "common/wire.h"
+
+namespace shefl {
+
+namespace {
+
+std::chrono::system_clock::time_point Deadline(const v1::Task& task) {
+  return std::chrono::system_clock::time_point(
+      std::chrono::milliseconds(task.deadline_unix_ms()));
+}
+
+double ResidentBytes() {
+  std::ifstream statm("/proc/self/statm");
+  long pages_total = 0, pages_resident = 0;
+  statm >> pages_total >> pages_resident;
+  return static_cast<double>(pages_resident) * ::sysconf(_SC_PAGESIZE);
+}
+
+}  // namespace
+
+void Daemon::RunTask(v1::Coordinator::Stub& stub, const v1::Task& task) {
+  const auto start = std::chrono::steady_clock::now();
+  TaskSettings s;
+  s.round = static_cast<int64_t>(task.round());
+  s.lr = task.train().lr();
+  s.local_epochs = task.train().local_epochs();
+  s.local_steps = task.train().local_steps();
+  s.batch_size = std::max<int64_t>(1, task.train().batch_size());
+  s.prox_mu = task.train().prox_mu();
+  double loss = 0;
+  int done = 0;
+  for (const v1::ModelTask& mt : task.models()) {
+    if (static_cast<int64_t>(task.round()) <= closed_round_) break;
+    auto global = Download(stub, task, mt);
+    if (!global.ok()) {
+      LogLine(o_.name, absl::StrCat("client ", task.client_id(), " model ",
+                                    mt.model_id(), ": download failed: ",
+                                    global.status().message()));
+      continue;
+    }
+    auto update = trainer_->Train(task.client_id(), mt.model_id(), *global,
+                                  static_cast<int64_t>(mt.k()), s);
+    if (!update.ok()) {
+      LogLine(o_.name, absl::StrCat("client ", task.client_id(), " model ",
+                                    mt.model_id(), ": ",
+                                    update.status().message()));
+      continue;
+    }
+    train_seconds_->Observe(update->train_seconds);
+    train_seconds_round_ += update->train_seconds;
+    if (auto st = Upload(stub, task, mt, *update); !st.ok()) {
+      LogLine(o_.name, absl::StrCat("client ", task.client_id(), " model ",
+                                    mt.model_id(), ": upload refused: ",
+                                    st.message()));
+      continue;
+    }
+    loss += update->train_loss;
+    ++done;
+  }
+  rss_->Set(ResidentBytes());
+  LogLine(o_.name,
+          absl::StrFormat("round %d client %d: %d/%d models sent, loss %.4f, "
+                          "%.1f s",
+                          task.round(), task.client_id(), done,
+                          task.models_size(), done ? loss / done : 0.0,
+                          std::chrono::duration<double>(
+                              std::chrono::steady_clock::now() - start)
+                              .count()));
+}
+
+absl::StatusOr<std::vector<float>> Daemon::Download(
+    v1::Coordinator::Stub& stub, const v1::Task& task,
+    const v1::ModelTask& mt) {
+  const int64_t round = task.round(), client = task.client_id();
+  const int64_t model = mt.model_id();
+  v1::DownloadRequest req;
+  req.set_session_id(session_id_);
+  req.set_round(round);
+  req.set_client_id(client);
+  req.set_model_id(model);
+  req.set_model_version(mt.model_version());
+  grpc::ClientContext ctx;
+  ctx.set_deadline(Deadline(task));
+  auto reader = stub.DownloadModel(&ctx, req);
+  Book(round, client, model, Direction::kUp, Traffic::kControl,
+       WireSize(req));
+  std::vector<float> weights;
+  v1::ModelChunk chunk;
+  bool ok = true;
+  while (reader->Read(&chunk)) {
+    Book(round, client, model, Direction::kDown, Traffic::kPayload,
+         WireSize(chunk));
+    if (chunk.offset() != weights.size() || chunk.data().size() % 4 != 0) {
+      ok = false;
+      continue;  // keep reading so the stream and the books stay whole
+    }
+    if (weights.empty()) weights.reserve(chunk.total());
+    const size_t n = chunk.data().size() / sizeof(float);
+    weights.resize(weights.size() + n);
+    std::memcpy(weights.data() + weights.size() - n, chunk.data().data(),
+                chunk.data().size());
+  }
+  grpc::Status st = reader->Finish();
+  if (!st.ok())
+    return absl::Status(static_cast<absl::StatusCode>(st.error_code()),
+                        st.error_message());
+  if (!ok || static_cast<int64_t>(weights.size()) != trainer_->dim())
+    return absl::DataLossError(absl::StrCat("model ", model, ": got ",
+                                            weights.size(), " of ",
+                                            trainer_->dim(), " weights"));
+  return weights;
+}
+
+absl::Status Daemon::Upload(v1::Coordinator::Stub& stub, const v1::Task& task,
+                            const v1::ModelTask& mt, const TrainedUpdate& u) {
+  const int64_t round = task.round(), client = task.client_id();
+  const int64_t model = mt.model_id();
+  v1::UploadHeader h;
+  h.set_session_id(session_id_);
+  h.set_round(round);
+  h.set_client_id(client);
+  h.set_model_id(model);
+  h.set_model_version(mt.model_version());
+  h.set_encoded_size(u.encoded.size());
+  h.set_num_samples(u.num_samples);
+  h.set_train_loss(u.train_loss);
+  grpc::ClientContext ctx;
+  ctx.set_deadline(Deadline(task));
+  v1::UploadReply reply;
+  auto writer = stub.UploadDelta(&ctx, &reply);
+  for (const v1::DeltaChunk& chunk : MakeUploadChunks(h, u.encoded)) {
+    if (!writer->Write(chunk)) break;
+    Book(round, client, model, Direction::kUp, Traffic::kPayload,
+         WireSize(chunk));
+  }
+  writer->WritesDone();
+  grpc::Status st = writer->Finish();
+  if (!st.ok())
+    return absl::Status(static_cast<absl::StatusCode>(st.error_code()),
+                        st.error_message());
+  Book(round, client, model, Direction::kDown, Traffic::kControl,
+       WireSize(reply));
+  return absl::OkStatus();
+}
+
+void Daemon::WriteRoundLine(int64_t round) {
+  nlohmann::json clients = nlohmann::json::object();
+  ByteCounts daemon, total;
+  for (const auto& [client, b] : ledger_.ByClient(round)) {
+    total += b;
+    if (client == kDaemonTraffic)
+      daemon = b;
+    else
+      clients[std::to_string(client)] = ToJson(b);
+  }
+  nlohmann::json line = {{"round", round},
+                         {"daemon", o_.name},
+                         {"bytes_up", total.payload_up},
+                         {"bytes_down", total.payload_down},
+                         {"control_bytes", total.control()},
+                         {"train_seconds", train_seconds_round_},
+                         {"bytes_by_client", clients},
+                         {"daemon_bytes", ToJson(daemon)}};
+  train_seconds_round_ = 0;
+  std::ofstream out(o_.out_dir + "/" + o_.name + ".jsonl", std::ios::app);
+  out << line.dump() << "\n";
+}
+
+}  // namespace shefl

@@ -1,0 +1,131 @@
+#include "client/local_trainer.h"
+
+#include <ATen/ATen.h>
+
+#include <chrono>
+
+#include "absl/strings/str_cat.h"
+#include "common/data.h"
+#include "common/flat_state.h"
+#include "common/partition.h"
+#include "common/train.h"
+
+namespace shefl {
+
+absl::StatusOr<std::unique_ptr<LocalTrainer>> LocalTrainer::Create(
+    const ExperimentConfig& config, const std::vector<int64_t>& clients,
+    c10::Device device) {
+  if (config.partition.scheme == "own")
+    return absl::UnimplementedError(
+        "partition.scheme 'own' (a daemon's local data folder) is not "
+        "supported yet; use iid, dirichlet or shards");
+  auto t = std::unique_ptr<LocalTrainer>(new LocalTrainer());
+  t->config_ = config;
+  t->device_ = device;
+  auto vt = ParseValueType(config.compression.value_type);
+  if (!vt.ok()) return vt.status();
+  t->value_type_ = *vt;
+  auto train = LoadDataset(config.data, /*train=*/true, config.seed);
+  if (!train.ok()) return train.status();
+  t->train_ = std::move(*train);
+  auto labels = LabelVector(t->train_);
+  if (!labels.ok()) return labels.status();
+  for (int64_t c : clients) {
+    auto idx = ClientIndices(config.partition, *labels, t->train_.num_classes,
+                             config.clients.num_clients, c, config.seed);
+    if (!idx.ok()) return idx.status();
+    t->shards_[c] = std::move(*idx);
+  }
+  auto shape = ShapeOf(t->train_, config.data.text_vocab);
+  if (!shape.ok()) return shape.status();
+  for (int64_t m = 0; m < config.model.num_models; ++m) {
+    auto net = MakeModel(config.model.name, *shape);
+    if (!net.ok()) return net.status();
+    (*net)->to(device);
+    t->nets_.push_back(*net);
+  }
+  t->dim_ = FlatSize(*t->nets_[0]);
+  if (config.compression.error_feedback)
+    t->feedback_ = std::make_unique<ErrorFeedback>(device);
+  return t;
+}
+
+uint64_t LocalTrainer::NumSamples(int64_t client) const {
+  auto it = shards_.find(client);
+  return it == shards_.end() ? 0 : it->second.size();
+}
+
+absl::StatusOr<SparseDelta> LocalTrainer::Compress(int64_t client,
+                                                   int64_t model,
+                                                   const at::Tensor& delta,
+                                                   int64_t k) {
+  if (!feedback_) return TopK(delta, k);
+  at::Tensor corrected = feedback_->Apply(client, model, delta);
+  auto sparse = TopK(corrected, k);
+  if (!sparse.ok()) return sparse.status();
+  // Feed back what the coordinator will decode (fp16/bf16 rounding too).
+  SparseDelta sent = *sparse;
+  if (value_type_ != ValueType::kFp32) {
+    auto enc = EncodeSparseDelta(*sparse, value_type_);
+    if (!enc.ok()) return enc.status();
+    auto dec = DecodeSparseDelta(*enc, sparse->dim, sparse->nnz());
+    if (!dec.ok()) return dec.status();
+    sent = std::move(*dec);
+  }
+  if (auto st = feedback_->Update(client, model, corrected, sent); !st.ok())
+    return st;
+  return sparse;
+}
+
+absl::StatusOr<TrainedUpdate> LocalTrainer::Train(
+    int64_t client, int64_t model, const std::vector<float>& global,
+    int64_t k, const TaskSettings& s) {
+  using Clock = std::chrono::steady_clock;
+  const auto start = Clock::now();
+  auto shard = shards_.find(client);
+  if (shard == shards_.end())
+    return absl::NotFoundError(
+        absl::StrCat("client ", client, " is not hosted by this daemon"));
+  if (model < 0 || model >= static_cast<int64_t>(nets_.size()))
+    return absl::InvalidArgumentError(
+        absl::StrCat("model id ", model, " is out of range"));
+  Net& net = *nets_[model];
+  if (auto st = Unflatten(global, net); !st.ok()) return st;
+  try {
+    const at::Tensor global_flat = Flatten(net).clone();
+    TrainConfig cfg = config_.train;
+    cfg.batch_size = s.batch_size;
+    cfg.prox_mu = s.prox_mu;
+    LocalTrainParams p;
+    p.lr = s.lr;
+    p.epochs = s.local_epochs;
+    p.steps = s.local_steps;
+    p.seed = config_.seed;
+    p.round = s.round;
+    p.client = client;
+    p.member = model;
+    p.device = device_;
+    if (s.prox_mu > 0) p.prox_reference = global_flat;
+    auto stats = LocalTrain(net, train_, shard->second, cfg, p);
+    if (!stats.ok()) return stats.status();
+    const at::Tensor delta = Flatten(net) - global_flat;
+    auto sparse = Compress(client, model, delta, k);
+    if (!sparse.ok()) return sparse.status();
+    TrainedUpdate out;
+    auto enc = EncodeSparseDelta(*sparse, value_type_);
+    if (!enc.ok()) return enc.status();
+    out.encoded = std::move(*enc);
+    out.nnz = sparse->nnz();
+    out.num_samples = shard->second.size();
+    out.train_loss = stats->mean_loss;
+    out.train_seconds = stats->seconds;
+    out.total_seconds =
+        std::chrono::duration<double>(Clock::now() - start).count();
+    return out;
+  } catch (const std::exception& e) {
+    return absl::InternalError(absl::StrCat("training client ", client,
+                                            " model ", model, ": ", e.what()));
+  }
+}
+
+}  // namespace shefl

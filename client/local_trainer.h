@@ -1,0 +1,75 @@
+// What a daemon computes for one (client, model) task, without the network:
+// load the global weights into the model on the device, train on the
+// client's shard, delta = local - global, error feedback, top-k on the
+// device, copy only the kept pairs to the host, encode.
+#ifndef SHEFL_CLIENT_LOCAL_TRAINER_H_
+#define SHEFL_CLIENT_LOCAL_TRAINER_H_
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <c10/core/Device.h>
+
+#include "absl/status/statusor.h"
+#include "common/codec.h"
+#include "common/compress.h"
+#include "common/config.h"
+#include "common/dataset.h"
+#include "common/models.h"
+
+namespace shefl {
+
+// The training settings a task carries (the coordinator is authoritative).
+struct TaskSettings {
+  int64_t round = 1;  // from 1
+  double lr = 0.01;
+  int64_t local_epochs = 1;
+  int64_t local_steps = 0;
+  int64_t batch_size = 16;
+  double prox_mu = 0;
+};
+
+struct TrainedUpdate {
+  std::string encoded;      // common/codec.h encoding of the sparse delta
+  uint64_t nnz = 0;
+  uint64_t num_samples = 0;
+  double train_loss = 0;
+  double train_seconds = 0;  // local training alone
+  double total_seconds = 0;  // training, delta, top-k and encoding
+};
+
+class LocalTrainer {
+ public:
+  // Loads the training split named by `config` and computes the shards of
+  // `clients` (partition from the shared spec; no other shard is built).
+  static absl::StatusOr<std::unique_ptr<LocalTrainer>> Create(
+      const ExperimentConfig& config, const std::vector<int64_t>& clients,
+      c10::Device device);
+
+  int64_t dim() const { return dim_; }
+  c10::Device device() const { return device_; }
+  uint64_t NumSamples(int64_t client) const;
+
+  absl::StatusOr<TrainedUpdate> Train(int64_t client, int64_t model,
+                                      const std::vector<float>& global,
+                                      int64_t k, const TaskSettings& s);
+
+ private:
+  absl::StatusOr<SparseDelta> Compress(int64_t client, int64_t model,
+                                       const at::Tensor& delta, int64_t k);
+
+  ExperimentConfig config_;
+  c10::Device device_ = c10::Device(c10::kCPU);
+  ValueType value_type_ = ValueType::kFp32;
+  Dataset train_;
+  std::map<int64_t, std::vector<int64_t>> shards_;
+  std::vector<std::shared_ptr<Net>> nets_;  // one per model id
+  std::unique_ptr<ErrorFeedback> feedback_;
+  int64_t dim_ = 0;
+};
+
+}  // namespace shefl
+
+#endif  // SHEFL_CLIENT_LOCAL_TRAINER_H_
