@@ -75,7 +75,7 @@ absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Create(DaemonOptions o) {
                  .Help("Resident memory of the daemon process")
                  .Register(*d->registry_)
                  .Add({});
-  auto exposer = StartMetricsServer(d->o_.metrics_listen, d->registry_);
+  auto exposer = MetricsServer::Start(d->o_.metrics_listen, d->registry_);
   if (!exposer.ok()) return exposer.status();
   d->exposer_ = std::move(*exposer);
   return d;

@@ -16,12 +16,12 @@
 #include <vector>
 
 #include <prometheus/counter.h>
-#include <prometheus/exposer.h>
 #include <prometheus/gauge.h>
 #include <prometheus/histogram.h>
 #include <prometheus/registry.h>
 
 #include "absl/status/statusor.h"
+#include "common/metrics_server.h"
 #include "client/local_trainer.h"
 #include "common/accounting.h"
 #include "shefl.grpc.pb.h"
@@ -89,7 +89,7 @@ class Daemon {
   bool session_over_ = false;
 
   std::shared_ptr<prometheus::Registry> registry_;
-  std::unique_ptr<prometheus::Exposer> exposer_;
+  std::unique_ptr<MetricsServer> exposer_;
   prometheus::Histogram* train_seconds_ = nullptr;
   prometheus::Family<prometheus::Counter>* bytes_ = nullptr;
   prometheus::Gauge* rss_ = nullptr;

@@ -5,7 +5,6 @@
 #define SHEFL_SERVER_COORDINATOR_H_
 
 #include <grpcpp/server.h>
-#include <prometheus/exposer.h>
 
 #include <memory>
 #include <string>
@@ -14,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "absl/status/statusor.h"
+#include "common/metrics_server.h"
 #include "common/schedule.h"
 #include "server/coordinator_service.h"
 #include "server/coordinator_state.h"
@@ -67,7 +67,7 @@ class Coordinator {
   std::unique_ptr<RunResults> results_;
   std::unique_ptr<CoordinatorService> service_;
   std::unique_ptr<grpc::Server> server_;
-  std::unique_ptr<prometheus::Exposer> exposer_;
+  std::unique_ptr<MetricsServer> exposer_;
   int port_ = 0;
   int64_t first_round_ = 0;  // t of the first round this process runs
 

@@ -97,7 +97,7 @@ absl::StatusOr<std::unique_ptr<Coordinator>> Coordinator::Create(
 }
 
 absl::Status Coordinator::StartServers(const CoordinatorOptions& o) {
-  auto exposer = StartMetricsServer(o.metrics_listen, state_->metrics.registry());
+  auto exposer = MetricsServer::Start(o.metrics_listen, state_->metrics.registry());
   if (!exposer.ok()) return exposer.status();
   exposer_ = std::move(*exposer);
   service_ = std::make_unique<CoordinatorService>(state_.get());
