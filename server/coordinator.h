@@ -44,6 +44,8 @@ class Coordinator {
   void RequestStop() { state_->stop = true; }
 
   int listening_port() const { return port_; }
+  // For tests and tools in the same process.
+  CoordinatorState& state() { return *state_; }
   const std::string& results_dir() const { return results_->dir(); }
 
  private:

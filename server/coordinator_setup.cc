@@ -186,6 +186,7 @@ absl::Status Coordinator::Finish(double wall) {
       {"total_bytes_up", total.payload_up},
       {"total_bytes_down", total.payload_down},
       {"total_control_bytes", total.control()},
+      {"bytes", ToJson(total)},
       {"wall_seconds", wall},
       {"model_sha256", state_->store->Digests()}};
   if (rounds_to_threshold_ >= 0)

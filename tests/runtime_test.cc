@@ -1,0 +1,112 @@
+// The distributed runtime through real processes on 127.0.0.1: the
+// launcher starts shefl-coordinator and shefl-client daemons.
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+#include <map>
+
+#include "tests/test_support.h"
+
+namespace shefl {
+namespace {
+
+using testing::ReadJsonl;
+using testing::RunProcess;
+using testing::TempDir;
+
+nlohmann::json RunLauncher(const TempDir& dir, const std::string& out,
+                           int daemons) {
+  const std::string cfg = dir / "exp.yaml";
+  testing::WriteFile(cfg, testing::SyntheticConfig());
+  auto r = RunProcess({testing::BinDir() + "/shefl", "run", cfg, "--daemons",
+                       std::to_string(daemons), "--threads", "1", "--out",
+                       out},
+                      300);
+  INFO(r.output);
+  REQUIRE(r.exit_code == 0);
+  return nlohmann::json::parse(testing::ReadFile(out + "/summary.json"));
+}
+
+TEST_CASE("one seed gives bit-identical models with 1 or 3 daemons") {
+  TempDir dir;
+  const auto one = RunLauncher(dir, dir / "one", 1);
+  const auto three = RunLauncher(dir, dir / "three", 3);
+  REQUIRE(one["model_sha256"].size() == 3u);
+  CHECK(one["model_sha256"] == three["model_sha256"]);
+  CHECK(one["final_accuracy"] == three["final_accuracy"]);
+  CHECK(one["rounds"] == 3);
+  CHECK(one["final_accuracy"].get<double>() > 0.5);  // it learned something
+
+  // The results folder holds what DESIGN.md section 9 promises.
+  const std::string run = dir / "three";
+  for (const char* f : {"config.yaml", "rounds.jsonl", "summary.json",
+                        "endpoints.json", "checkpoints/latest.ckpt"})
+    CHECK(std::filesystem::exists(run + "/" + f));
+  auto rounds = ReadJsonl(run + "/rounds.jsonl");
+  REQUIRE(rounds.size() == 3u);
+  for (size_t i = 0; i < rounds.size(); ++i) {
+    const auto& r = rounds[i];
+    CHECK(r["round"] == static_cast<int>(i + 1));
+    for (const char* key :
+         {"wall_seconds", "ensemble_accuracy", "model_accuracy",
+          "ensemble_loss", "participants", "updates_accepted",
+          "updates_rejected", "updates_late", "bytes_up", "bytes_down",
+          "control_bytes", "bytes_up_by_tier"})
+      CHECK(r.contains(key));
+    CHECK(r["participants"].size() == 5u);      // 2 HPC + 3 LPC
+    CHECK(r["updates_accepted"] == 2 * 3 + 3);  // HPCs train all 3
+    CHECK(r["updates_rejected"] == 0);
+    CHECK(r["bytes_up"].get<uint64_t>() ==
+          r["bytes_up_by_tier"]["hpc"].get<uint64_t>() +
+              r["bytes_up_by_tier"]["lpc"].get<uint64_t>());
+  }
+  auto endpoints = nlohmann::json::parse(testing::ReadFile(run + "/endpoints.json"));
+  CHECK(endpoints["daemons"].size() == 3u);
+}
+
+TEST_CASE("the coordinator's per-client bytes equal each daemon's, exactly") {
+  TempDir dir;
+  const std::string out = dir / "run";
+  RunLauncher(dir, out, 3);
+  // (round, client) -> counts, from the daemons' own books.
+  std::map<std::pair<int, std::string>, nlohmann::json> daemon_books;
+  for (const auto& e : std::filesystem::directory_iterator(out + "/daemons"))
+    for (const auto& line : ReadJsonl(e.path().string()))
+      for (const auto& [client, counts] : line["bytes_by_client"].items())
+        daemon_books[{line["round"].get<int>(), client}] = counts;
+  int compared = 0;
+  for (const auto& line : ReadJsonl(out + "/rounds.jsonl")) {
+    const int round = line["round"];
+    for (const auto& [client, counts] : line["bytes_by_client"].items()) {
+      INFO("round " << round << " client " << client);
+      auto it = daemon_books.find({round, client});
+      REQUIRE(it != daemon_books.end());
+      CHECK(it->second == counts);
+      CHECK(counts["payload_up"].get<uint64_t>() > 0);
+      ++compared;
+    }
+  }
+  CHECK(compared == 3 * 5);
+}
+
+TEST_CASE("a bad config stops the coordinator at start, naming the key") {
+  TempDir dir;
+  const std::string cfg = dir / "bad.yaml";
+  testing::WriteFile(cfg, testing::SyntheticConfig("aggregation:\n  beta: 3\n"));
+  auto r = RunProcess({testing::BinDir() + "/shefl-coordinator", "--config",
+                       cfg, "--listen", "127.0.0.1:0", "--out", dir / "out"},
+                      60);
+  CHECK(r.exit_code == 1);
+  CHECK_THAT(r.output, Catch::Contains("aggregation.beta"));
+  auto r2 = RunProcess({testing::BinDir() + "/shefl-coordinator", "--config",
+                        dir / "bad.yaml", "--set", "rounds=0"},
+                       60);
+  CHECK(r2.exit_code == 1);
+  CHECK_THAT(r2.output, Catch::Contains("aggregation.beta"));
+  auto r3 = RunProcess({testing::BinDir() + "/shefl-coordinator", "--bogus", "1"}, 60);
+  CHECK(r3.exit_code == 2);
+  CHECK_THAT(r3.output, Catch::Contains("--bogus"));
+}
+
+}  // namespace
+}  // namespace shefl

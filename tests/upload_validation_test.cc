@@ -1,0 +1,249 @@
+// A real coordinator on 127.0.0.1, and the test as its only daemon, talking
+// gRPC over the socket: exact upload framing, and every kind of bad upload
+// refused with a reason, counted, and kept away from the global models.
+#include <grpcpp/create_channel.h>
+
+#include <catch2/catch.hpp>
+
+#include <thread>
+
+#include "common/codec.h"
+#include "common/varint.h"
+#include "common/wire.h"
+#include "server/coordinator.h"
+#include "shefl.grpc.pb.h"
+#include "tests/test_support.h"
+
+namespace shefl {
+namespace {
+
+using testing::TempDir;
+
+struct Harness {
+  TempDir dir;
+  std::unique_ptr<Coordinator> coordinator;
+  std::thread runner;
+  absl::Status run_status;
+  std::unique_ptr<v1::Coordinator::Stub> stub;
+  std::string session;
+  grpc::ClientContext feed_ctx;
+  std::unique_ptr<grpc::ClientReader<v1::FeedMessage>> feed;
+
+  explicit Harness(const std::string& extra) {
+    testing::WriteFile(dir / "c.yaml", testing::SyntheticConfig(extra));
+    CoordinatorOptions o;
+    o.config_path = dir / "c.yaml";
+    o.listen = "127.0.0.1:0";
+    o.out_dir = dir / "out";
+    o.threads = 1;
+    auto c = Coordinator::Create(o);
+    REQUIRE(c.ok());
+    coordinator = std::move(*c);
+    runner = std::thread([this] { run_status = coordinator->Run(); });
+    stub = v1::Coordinator::NewStub(grpc::CreateChannel(
+        "127.0.0.1:" + std::to_string(coordinator->listening_port()),
+        grpc::InsecureChannelCredentials()));
+    v1::RegisterRequest req;
+    req.set_daemon_name("test-daemon");
+    for (int i = 0; i < 8; ++i) req.add_clients()->set_client_id(i);
+    v1::RegisterReply reply;
+    grpc::ClientContext ctx;
+    REQUIRE(stub->Register(&ctx, req, &reply).ok());
+    session = reply.session_id();
+    v1::TaskFeedRequest f;
+    f.set_session_id(session);
+    feed = stub->TaskFeed(&feed_ctx, f);
+  }
+  ~Harness() {
+    coordinator->RequestStop();
+    feed_ctx.TryCancel();
+    runner.join();
+  }
+
+  // The tasks of the next round.
+  std::vector<v1::Task> NextTasks() {
+    std::vector<v1::Task> tasks;
+    v1::FeedMessage m;
+    while (tasks.size() < 5 && feed->Read(&m))
+      if (m.has_task()) tasks.push_back(m.task());
+    return tasks;
+  }
+
+  grpc::Status Upload(const v1::UploadHeader& h, const std::string& blob,
+                      bool with_header = true) {
+    grpc::ClientContext ctx;
+    v1::UploadReply reply;
+    auto w = stub->UploadDelta(&ctx, &reply);
+    for (auto chunk : MakeUploadChunks(h, blob)) {
+      if (!with_header) chunk.clear_header();
+      if (!w->Write(chunk)) break;
+    }
+    w->WritesDone();
+    return w->Finish();
+  }
+
+  uint64_t dim() { return coordinator->state().store->dim(); }
+};
+
+v1::UploadHeader HeaderFor(const std::string& session, const v1::Task& t,
+                           const v1::ModelTask& mt, uint64_t size) {
+  v1::UploadHeader h;
+  h.set_session_id(session);
+  h.set_round(t.round());
+  h.set_client_id(t.client_id());
+  h.set_model_id(mt.model_id());
+  h.set_model_version(mt.model_version());
+  h.set_encoded_size(size);
+  h.set_num_samples(10);
+  return h;
+}
+
+void AppendVarint(std::string* out, uint64_t v) {
+  uint8_t buf[10];
+  const uint8_t* end = PutVarint(buf, v);
+  out->append(reinterpret_cast<const char*>(buf), end - buf);
+}
+
+SparseDelta Delta(uint64_t dim, uint64_t k) {
+  SparseDelta d;
+  d.dim = dim;
+  for (uint64_t i = 0; i < k; ++i) {
+    d.indices.push_back(static_cast<uint32_t>(i * (dim / k)));
+    d.values.push_back(0.001f * (i % 7));
+  }
+  return d;
+}
+
+const v1::Task* FindTask(const std::vector<v1::Task>& tasks, int num_models) {
+  for (const auto& t : tasks)
+    if (t.models_size() == num_models) return &t;
+  return nullptr;
+}
+
+TEST_CASE("bad uploads are refused with a reason, counted, and never touch a model") {
+  Harness h("round_deadline_s: 4\n");
+  auto tasks = h.NextTasks();
+  REQUIRE(tasks.size() == 5u);
+  const v1::Task* lpc = FindTask(tasks, 1);
+  REQUIRE(lpc);
+  const v1::ModelTask& mt = lpc->models(0);
+  const uint64_t d = h.dim(), k = mt.k();
+  const auto digests = h.coordinator->state().store->Digests();
+  auto good = *EncodeSparseDelta(Delta(d, k), ValueType::kFp32);
+
+  auto expect = [&](grpc::Status st, grpc::StatusCode code, const char* word) {
+    INFO(st.error_message());
+    CHECK(st.error_code() == code);
+    CHECK_THAT(st.error_message(), Catch::Contains(word));
+  };
+  // malformed: no header on the first chunk
+  expect(h.Upload(HeaderFor(h.session, *lpc, mt, good.size()), good, false),
+         grpc::StatusCode::INVALID_ARGUMENT, "header");
+  // stale model version
+  auto stale = HeaderFor(h.session, *lpc, mt, good.size());
+  stale.set_model_version(mt.model_version() + 1);
+  expect(h.Upload(stale, good), grpc::StatusCode::FAILED_PRECONDITION, "stale");
+  // a model the client was not assigned
+  auto other = HeaderFor(h.session, *lpc, mt, good.size());
+  other.set_model_id((mt.model_id() + 1) % 3);
+  expect(h.Upload(other, good), grpc::StatusCode::PERMISSION_DENIED,
+         "not assigned");
+  // an index out of range (hand-made bytes: the encoder would refuse it)
+  std::string oor;
+  oor.push_back(static_cast<char>(kCodecMagicVersion));
+  oor.push_back(0);  // fp32
+  oor.push_back(0);  // varint gaps
+  AppendVarint(&oor, d);
+  AppendVarint(&oor, 1);
+  AppendVarint(&oor, d + 5);
+  oor.append(4, '\0');
+  expect(h.Upload(HeaderFor(h.session, *lpc, mt, oor.size()), oor),
+         grpc::StatusCode::INVALID_ARGUMENT, "out of range");
+  // a NaN value
+  std::string nan = good;
+  const uint32_t qnan = 0x7fc00000u;
+  std::memcpy(&nan[nan.size() - 4], &qnan, 4);
+  expect(h.Upload(HeaderFor(h.session, *lpc, mt, nan.size()), nan),
+         grpc::StatusCode::INVALID_ARGUMENT, "NaN");
+  // k above the budget
+  auto big = *EncodeSparseDelta(Delta(d, k + 1), ValueType::kFp32);
+  auto st = h.Upload(HeaderFor(h.session, *lpc, mt, big.size()), big);
+  CHECK(st.error_code() == grpc::StatusCode::INVALID_ARGUMENT);
+  // a declared size that does not match the bytes sent
+  expect(h.Upload(HeaderFor(h.session, *lpc, mt, good.size() + 3), good),
+         grpc::StatusCode::INVALID_ARGUMENT, "truncated");
+  // a round that has not started
+  auto future = HeaderFor(h.session, *lpc, mt, good.size());
+  future.set_round(lpc->round() + 5);
+  expect(h.Upload(future, good), grpc::StatusCode::INVALID_ARGUMENT,
+         "not started");
+  // an unknown session
+  auto stranger = HeaderFor("nobody", *lpc, mt, good.size());
+  expect(h.Upload(stranger, good), grpc::StatusCode::UNAUTHENTICATED, "session");
+
+  // Nothing was accepted, so the round ends at its deadline with the
+  // models as they were.
+  auto next = h.NextTasks();
+  REQUIRE(next.size() == 5u);
+  CHECK(h.coordinator->state().store->Digests() == digests);
+  auto rounds = testing::ReadJsonl(h.dir / "out/rounds.jsonl");
+  REQUIRE(rounds.size() == 1u);
+  CHECK(rounds[0]["updates_rejected"] == 9);
+  CHECK(rounds[0]["updates_accepted"] == 0);
+
+  // Round 2: a good upload is accepted, its duplicate refused; a late one
+  // (for round 1) counted late.
+  const v1::Task* lpc2 = FindTask(next, 1);
+  REQUIRE(lpc2);
+  const auto& mt2 = lpc2->models(0);
+  auto good2 = *EncodeSparseDelta(Delta(d, mt2.k()), ValueType::kFp32);
+  CHECK(h.Upload(HeaderFor(h.session, *lpc2, mt2, good2.size()), good2).ok());
+  expect(h.Upload(HeaderFor(h.session, *lpc2, mt2, good2.size()), good2),
+         grpc::StatusCode::ALREADY_EXISTS, "duplicate");
+  expect(h.Upload(HeaderFor(h.session, *lpc, mt, good.size()), good),
+         grpc::StatusCode::FAILED_PRECONDITION, "late");
+  h.NextTasks();
+  rounds = testing::ReadJsonl(h.dir / "out/rounds.jsonl");
+  REQUIRE(rounds.size() == 2u);
+  CHECK(rounds[1]["updates_accepted"] == 1);
+  CHECK(rounds[1]["updates_rejected"] == 1);
+  CHECK(rounds[1]["updates_late"] == 1);
+  auto after = h.coordinator->state().store->Digests();
+  int changed = 0;
+  for (size_t m = 0; m < after.size(); ++m) changed += after[m] != digests[m];
+  CHECK(changed == 1);  // only the model of the accepted update moved
+}
+
+TEST_CASE("an upload's payload bytes are the codec's prediction plus framing") {
+  Harness h("round_deadline_s: 30\n");
+  auto tasks = h.NextTasks();
+  REQUIRE(tasks.size() == 5u);
+  const uint64_t d = h.dim();
+  for (const auto& t : tasks) {
+    for (const auto& mt : t.models()) {
+      // A dense-ish and a sparse delta, so both index formats are used.
+      const uint64_t k = t.client_id() % 2 ? mt.k() : std::max<uint64_t>(1, mt.k() / 50);
+      SparseDelta delta = Delta(d, k);
+      auto blob = *EncodeSparseDelta(delta, ValueType::kFp32);
+      REQUIRE(blob.size() == PredictEncodedSize(d, delta.indices, ValueType::kFp32));
+      auto header = HeaderFor(h.session, t, mt, blob.size());
+      REQUIRE(h.Upload(header, blob).ok());
+    }
+  }
+  h.NextTasks();  // the round closed
+  for (const auto& t : tasks) {
+    uint64_t expected = 0;
+    for (const auto& mt : t.models()) {
+      const uint64_t k = t.client_id() % 2 ? mt.k() : std::max<uint64_t>(1, mt.k() / 50);
+      SparseDelta delta = Delta(d, k);
+      const uint64_t size = PredictEncodedSize(d, delta.indices, ValueType::kFp32);
+      expected += size + UploadFramingBytes(HeaderFor(h.session, t, mt, size), size);
+    }
+    const auto books = h.coordinator->state().ledger.ByClient(t.round());
+    INFO("client " << t.client_id());
+    CHECK(books.at(t.client_id()).payload_up == expected);
+  }
+}
+
+}  // namespace
+}  // namespace shefl
