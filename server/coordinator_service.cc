@@ -65,11 +65,22 @@ grpc::Status CoordinatorService::TaskFeed(
                         "unknown session: register first");
   s_->registry.SetFeedOpen(session, true);
   s_->metrics.SetClientsConnected(s_->registry.ConnectedClients());
-  // A daemon back mid-round gets its clients' tasks of the open round.
-  for (const auto& [client, task] : s_->open_tasks())
-    if (std::binary_search(session->clients.begin(), session->clients.end(),
-                           client))
-      session->feed.Push(task);
+  // A daemon back mid-round gets its clients' unfinished work again.
+  if (auto open = s_->open_round()) {
+    for (auto [client, msg] : s_->open_tasks()) {
+      if (!std::binary_search(session->clients.begin(),
+                              session->clients.end(), client))
+        continue;
+      const std::set<int64_t> pending = open->pending_models(client);
+      auto* models = msg.mutable_task()->mutable_models();
+      models->erase(std::remove_if(models->begin(), models->end(),
+                                   [&](const v1::ModelTask& mt) {
+                                     return !pending.count(mt.model_id());
+                                   }),
+                    models->end());
+      if (!models->empty()) session->feed.Push(std::move(msg));
+    }
+  }
   bool shutdown = false;
   while (!shutdown && !ctx->IsCancelled()) {
     auto msg = session->feed.Pop(std::chrono::milliseconds(200));

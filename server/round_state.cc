@@ -122,6 +122,15 @@ std::vector<int64_t> RoundState::participants() const {
   return {ids.begin(), ids.end()};
 }
 
+std::set<int64_t> RoundState::pending_models(int64_t client) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::set<int64_t> out;
+  for (auto it = pairs_.lower_bound({client, INT64_MIN});
+       it != pairs_.end() && it->first.first == client; ++it)
+    if (!it->second.received) out.insert(it->first.second);
+  return out;
+}
+
 std::vector<int64_t> RoundState::completed_clients() const {
   std::lock_guard<std::mutex> lock(mu_);
   std::map<int64_t, bool> done;

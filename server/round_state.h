@@ -62,6 +62,8 @@ class RoundState {
   // arrived.
   std::vector<int64_t> participants() const;
   std::vector<int64_t> completed_clients() const;
+  // Models assigned to `client` this round whose update has not arrived.
+  std::set<int64_t> pending_models(int64_t client) const;
   int64_t expected() const;
 
  private:
