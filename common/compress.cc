@@ -16,15 +16,6 @@ namespace {
 // ceil(x) clamped to [0, d], treating x within 1e-9 (relative) of an
 // integer as that integer: rho * d in binary floating point lands a hair
 // above an exact integer product (0.1 * 10 = 1.0000000000000000555).
-int64_t TolerantCeil(long double x, int64_t d) {
-  if (d <= 0 || !(x > 0)) return 0;  // also NaN
-  if (x >= static_cast<long double>(d)) return d;
-  const long double nearest = std::nearbyint(x);
-  const long double tol = 1e-9L * std::max<long double>(1, x);
-  const long double k = std::fabs(x - nearest) <= tol ? nearest : std::ceil(x);
-  return std::min<int64_t>(static_cast<int64_t>(k), d);
-}
-
 absl::Status TorchError(const c10::Error& e) {
   return absl::InternalError(
       absl::StrCat("torch: ", e.what_without_backtrace()));
@@ -107,16 +98,6 @@ bool SparseIsValid(const SparseDelta& s) {
 }
 
 }  // namespace
-
-int64_t KForDensity(int64_t d, double rho) {
-  return TolerantCeil(static_cast<long double>(rho) * d, d);
-}
-
-int64_t KForHpc(int64_t d, double rho, double r, int64_t M) {
-  M = std::max<int64_t>(M, 1);
-  const long double ratio = r > 0 ? static_cast<long double>(r) / M : 1.0L;
-  return TolerantCeil(ratio * static_cast<long double>(rho) * d, d);
-}
 
 absl::StatusOr<SparseDelta> TopK(const at::Tensor& delta, int64_t k) {
   try {

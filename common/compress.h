@@ -21,15 +21,7 @@
 
 namespace shefl {
 
-// k = ceil(rho * d), in [0, d]. A product within 1e-9 (relative) of an
-// integer counts as that integer, so rho = 0.1, d = 10 gives 1, not the 2
-// that 0.1's binary representation would.
-int64_t KForDensity(int64_t d, double rho);
-
-// An HPC's per-model k: ceil((r / M) * rho * d), in [0, d]. r <= 0 means
-// r = M (every model at density rho), as in CompressionConfig; M < 1 is
-// treated as 1.
-int64_t KForHpc(int64_t d, double rho, double r, int64_t M);
+// k for a density or an HPC: KForDensity / KForHpc in common/schedule.h.
 
 // The k entries of largest magnitude of a 1-D fp32 tensor, indices
 // ascending; ties at the k-th magnitude go to the lower indices. k is

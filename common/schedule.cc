@@ -151,16 +151,27 @@ PermutationMatrix MakePermutation(PermutationForm form, int64_t rows,
   return p;
 }
 
-int64_t LpcK(int64_t d, double rho) {
-  // long double and a small slack keep ceil(0.1 * 582026) at 58203, not
-  // 58204 from the rounding of 0.1.
-  long double k = std::ceil(static_cast<long double>(rho) * d - 1e-9L);
-  return std::clamp<int64_t>(static_cast<int64_t>(k), 1, d);
+namespace {
+
+int64_t TolerantCeil(long double x, int64_t d) {
+  if (d <= 0 || !(x > 0)) return 0;  // also NaN
+  if (x >= static_cast<long double>(d)) return d;
+  const long double nearest = std::nearbyint(x);
+  const long double tol = 1e-9L * std::max<long double>(1, x);
+  const long double k = std::fabs(x - nearest) <= tol ? nearest : std::ceil(x);
+  return std::min<int64_t>(static_cast<int64_t>(k), d);
 }
 
-int64_t HpcK(int64_t d, double rho, double r, int64_t M) {
-  long double k = std::ceil(static_cast<long double>(r) / M * rho * d - 1e-9L);
-  return std::clamp<int64_t>(static_cast<int64_t>(k), 1, d);
+}  // namespace
+
+int64_t KForDensity(int64_t d, double rho) {
+  return TolerantCeil(static_cast<long double>(rho) * d, d);
+}
+
+int64_t KForHpc(int64_t d, double rho, double r, int64_t M) {
+  M = std::max<int64_t>(M, 1);
+  const long double ratio = r > 0 ? static_cast<long double>(r) / M : 1.0L;
+  return TolerantCeil(ratio * static_cast<long double>(rho) * d, d);
 }
 
 absl::StatusOr<Scheduler> Scheduler::Create(const ExperimentConfig& config,
@@ -181,8 +192,8 @@ absl::StatusOr<Scheduler> Scheduler::Create(const ExperimentConfig& config,
   if (!form.ok()) return form.status();
   s.form_ = *form;
   const double rho = config.compression.density;
-  s.k_lpc_ = LpcK(model_dim, rho);
-  s.k_hpc_ = HpcK(model_dim, rho, ResourceRatio(config), M);
+  s.k_lpc_ = std::max<int64_t>(1, KForDensity(model_dim, rho));
+  s.k_hpc_ = std::max<int64_t>(1, KForHpc(model_dim, rho, ResourceRatio(config), M));
   return s;
 }
 

@@ -89,10 +89,15 @@ struct RoundPlan {
   int64_t num_lpc = 0;
 };
 
-// k_l = ceil(rho * d), at least 1 and at most d.
-int64_t LpcK(int64_t d, double rho);
-// k_h = ceil((r / M) * rho * d), at least 1 and at most d.
-int64_t HpcK(int64_t d, double rho, double r, int64_t M);
+// k = ceil(rho * d), in [0, d]. A product within 1e-9 (relative) of an
+// integer counts as that integer, so rho = 0.1, d = 10 gives 1, not the 2
+// that 0.1's binary representation would. The scheduler uses at least 1.
+int64_t KForDensity(int64_t d, double rho);
+
+// An HPC's per-model k: ceil((r / M) * rho * d), in [0, d]. r <= 0 means
+// r = M (every model at density rho), as in CompressionConfig; M < 1 is
+// treated as 1.
+int64_t KForHpc(int64_t d, double rho, double r, int64_t M);
 
 // Plans every round of an experiment. Cheap to copy; holds the clusters.
 class Scheduler {

@@ -1,4 +1,5 @@
 #include "common/compress.h"
+#include "common/schedule.h"
 
 #include <ATen/ATen.h>
 

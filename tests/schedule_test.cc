@@ -90,14 +90,20 @@ TEST_CASE("latin rows are cyclic shifts of one permutation") {
 
 TEST_CASE("k_h = ceil((r/M) * rho * d), capped at d") {
   const int64_t d = 582026;
-  CHECK(LpcK(d, 0.1) == 58203);
-  CHECK(HpcK(d, 0.1, 5, 5) == LpcK(d, 0.1));
-  CHECK(HpcK(d, 0.1, 1, 5) ==
+  CHECK(KForDensity(d, 0.1) == 58203);
+  CHECK(KForHpc(d, 0.1, 5, 5) == KForDensity(d, 0.1));
+  CHECK(KForHpc(d, 0.1, 1, 5) ==
         static_cast<int64_t>(std::ceil(0.1 * d / 5.0)));
-  CHECK(HpcK(d, 0.1, 20, 5) == static_cast<int64_t>(std::ceil(0.4 * d)));
-  CHECK(HpcK(d, 0.5, 25, 5) == d);  // capped
-  CHECK(LpcK(10, 1e-6) == 1);       // at least one element
-  CHECK(LpcK(d, 1.0) == d);
+  CHECK(KForHpc(d, 0.1, 20, 5) == static_cast<int64_t>(std::ceil(0.4 * d)));
+  CHECK(KForHpc(d, 0.5, 25, 5) == d);  // capped
+  CHECK(KForDensity(d, 1.0) == d);
+  // The scheduler never budgets 0 elements.
+  ExperimentConfig tiny = PaperLike(5, 5, "auto");
+  tiny.compression.density = 1e-6;
+  auto s = Scheduler::Create(tiny, 10);
+  REQUIRE(s.ok());
+  for (const ClientTask& t : s->Plan(0).tasks)
+    for (int64_t k : t.k) CHECK(k == 1);
 }
 
 TEST_CASE("HPCs train all M models with k_h; LPCs one with k_l") {
@@ -111,11 +117,11 @@ TEST_CASE("HPCs train all M models with k_h; LPCs one with k_l") {
   for (const ClientTask& t : plan.tasks) {
     if (t.tier == Tier::kHpc) {
       CHECK(t.models == std::vector<int64_t>{0, 1, 2, 3, 4});
-      CHECK(t.k == std::vector<int64_t>(5, HpcK(582026, 0.1, 1, 5)));
+      CHECK(t.k == std::vector<int64_t>(5, KForHpc(582026, 0.1, 1, 5)));
       CHECK(t.client_id < 50);
     } else {
       CHECK(t.models.size() == 1u);
-      CHECK(t.k == std::vector<int64_t>{LpcK(582026, 0.1)});
+      CHECK(t.k == std::vector<int64_t>{KForDensity(582026, 0.1)});
       CHECK(t.client_id >= 50);
     }
   }
