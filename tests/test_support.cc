@@ -47,38 +47,9 @@ std::vector<nlohmann::json> ReadJsonl(const std::string& path) {
 ProcessResult RunProcess(const std::vector<std::string>& argv,
                          double timeout_s) {
   TempDir dir;
-  const std::string log = dir / "output.log";
-  const pid_t pid = ::fork();
-  if (pid == 0) {
-    ::setpgid(0, 0);
-    ::setenv("OPENBLAS_NUM_THREADS", "1", 1);
-    FILE* f = std::fopen(log.c_str(), "w");
-    ::dup2(fileno(f), 1);
-    ::dup2(fileno(f), 2);
-    std::vector<char*> args;
-    for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-    args.push_back(nullptr);
-    ::execv(args[0], args.data());
-    std::perror("execv");
-    ::_exit(127);
-  }
   ProcessResult r;
-  const auto until = std::chrono::steady_clock::now() +
-                     std::chrono::duration<double>(timeout_s);
-  int status = 0;
-  for (;;) {
-    if (::waitpid(pid, &status, WNOHANG) == pid) {
-      r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-      break;
-    }
-    if (std::chrono::steady_clock::now() > until) {
-      ::kill(-pid, SIGKILL);
-      ::waitpid(pid, &status, 0);
-      break;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
-  r.output = ReadFile(log);
+  r.exit_code = WaitFor(Spawn(argv, dir / "output.log"), timeout_s);
+  r.output = ReadFile(dir / "output.log");
   return r;
 }
 

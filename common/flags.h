@@ -1,0 +1,37 @@
+// The "--flag value" command lines of shefl-coordinator and shefl-client,
+// and their stop-on-SIGTERM/SIGINT wiring.
+#ifndef SHEFL_COMMON_FLAGS_H_
+#define SHEFL_COMMON_FLAGS_H_
+
+#include <functional>
+#include <map>
+#include <string>
+
+#include "absl/status/status.h"
+
+namespace shefl {
+
+// One setter per flag name ("--listen"); a setter refuses a bad value with
+// a message that names the flag.
+using FlagSetters =
+    std::map<std::string, std::function<absl::Status(const std::string&)>>;
+
+// Runs a binary's main: parses argv with `setters` (--help prints `usage`
+// and exits 0; an unknown flag or a missing value exits 2 naming it), then
+// calls `run`, whose error is printed as "<program>: <message>" with exit
+// code 1. SIGTERM and SIGINT call `stop` (which must be signal-safe).
+int RunMain(int argc, char** argv, const std::string& program,
+            const std::string& usage, const FlagSetters& setters,
+            const std::function<absl::Status()>& run,
+            void (*stop)(int signal));
+
+// Setter helpers.
+std::function<absl::Status(const std::string&)> SetString(std::string* out);
+std::function<absl::Status(const std::string&)> AppendString(
+    std::vector<std::string>* out);
+std::function<absl::Status(const std::string&)> SetInt(const std::string& flag,
+                                                       int* out);
+
+}  // namespace shefl
+
+#endif  // SHEFL_COMMON_FLAGS_H_
