@@ -13,6 +13,7 @@
 #include "absl/strings/str_format.h"
 #include "client/daemon.h"
 #include "common/log.h"
+#include "common/resources.h"
 #include "common/wire.h"
 
 namespace shefl {
@@ -22,13 +23,6 @@ namespace {
 std::chrono::system_clock::time_point Deadline(const v1::Task& task) {
   return std::chrono::system_clock::time_point(
       std::chrono::milliseconds(task.deadline_unix_ms()));
-}
-
-double ResidentBytes() {
-  std::ifstream statm("/proc/self/statm");
-  long pages_total = 0, pages_resident = 0;
-  statm >> pages_total >> pages_resident;
-  return static_cast<double>(pages_resident) * ::sysconf(_SC_PAGESIZE);
 }
 
 }  // namespace
@@ -72,7 +66,7 @@ void Daemon::RunTask(v1::Coordinator::Stub& stub, const v1::Task& task) {
     loss += update->train_loss;
     ++done;
   }
-  rss_->Set(ResidentBytes());
+  rss_->Set(static_cast<double>(ResidentBytes()));
   LogLine(o_.name,
           absl::StrFormat("round %d client %d: %d/%d models sent, loss %.4f, "
                           "%.1f s",
@@ -174,6 +168,7 @@ void Daemon::WriteRoundLine(int64_t round) {
                          {"bytes_down", total.payload_down},
                          {"control_bytes", total.control()},
                          {"train_seconds", train_seconds_round_},
+                         {"peak_rss_bytes", PeakRssBytes()},
                          {"bytes_by_client", clients},
                          {"daemon_bytes", ToJson(daemon)}};
   train_seconds_round_ = 0;

@@ -14,6 +14,7 @@
 #include "common/device.h"
 #include "common/log.h"
 #include "common/metrics_server.h"
+#include "common/resources.h"
 #include "server/coordinator.h"
 
 namespace shefl {
@@ -188,6 +189,7 @@ absl::Status Coordinator::Finish(double wall) {
       {"total_control_bytes", total.control()},
       {"bytes", ToJson(total)},
       {"wall_seconds", wall},
+      {"coordinator_peak_rss_bytes", PeakRssBytes()},
       {"model_sha256", state_->store->Digests()}};
   if (rounds_to_threshold_ >= 0)
     summary["rounds_to_threshold"] = rounds_to_threshold_;
