@@ -21,7 +21,7 @@ for r in rows:
     share = r["coordinator_seconds"] / r["wall_seconds"]
     shares.append(share)
     print(f'round {r["round"]}: wall {r["wall_seconds"]:.1f} s, coordinator {r["coordinator_seconds"]:.2f} s '
-          f'({100*share:.1f}%), waiting {r["wait_seconds"]:.1f} s')
+          f'({100*share:.1f}%; evaluation {r["eval_seconds"]:.2f} s), waiting {r["wait_seconds"]:.1f} s')
 print(f"median coordinator share of round wall time: {100*statistics.median(shares):.1f}% over {len(rows)} rounds")
 PY
 echo "results: $OUT/run"

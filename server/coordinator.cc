@@ -93,6 +93,7 @@ absl::Status Coordinator::RunRound(int64_t t) {
                          " updates in"));
   if (auto st = Aggregate(*round_state); !st.ok()) return st;
 
+  const auto eval_start = Clock::now();
   if (round % cfg.eval.every == 0 || round == cfg.rounds) {
     auto eval = evaluator_->Evaluate([&] {
       std::vector<ModelSnapshot> snaps;
@@ -103,6 +104,7 @@ absl::Status Coordinator::RunRound(int64_t t) {
     if (!eval.ok()) return eval.status();
     RecordEvaluation(*eval, round);
   }
+  const double eval_seconds = Since(eval_start);
   if (auto st = state_->store->SaveCheckpoint(results_->checkpoint_path(), round);
       !st.ok())
     return st;
@@ -112,6 +114,7 @@ absl::Status Coordinator::RunRound(int64_t t) {
   // Record: rounds.jsonl, metrics, progress line; then release the daemons.
   nlohmann::json line = RoundLine(*round_state, wall, own);
   line["wait_seconds"] = waited;
+  line["eval_seconds"] = eval_seconds;
   if (auto st = results_->AppendRound(line); !st.ok()) return st;
   state_->metrics.SetRound(round);
   state_->metrics.ObserveRoundSeconds(wall);
