@@ -16,6 +16,7 @@
 
 #include "common/codec.h"
 #include "common/compress.h"
+#include "common/schedule.h"
 
 namespace shefl {
 namespace {

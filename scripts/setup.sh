@@ -46,6 +46,10 @@ select_openblas() {
   fi
 }
 
+# Let every clone share ccache's results: paths below ROOT are hashed
+# relative to it, and the build folder is not part of the hash.
+export CCACHE_BASEDIR="$ROOT" CCACHE_NOHASHDIR=1
+
 build() {
   local jobs
   jobs="$(nproc)"
