@@ -56,6 +56,11 @@ absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Create(DaemonOptions o) {
   if (ec)
     return absl::InternalError(
         absl::StrCat("--out '", o.out_dir, "': ", ec.message()));
+  // Resolve the device now: a bad --device fails at start, and the
+  // coordinator's log shows the real one.
+  auto device = ResolveDevice(o.device);
+  if (!device.ok()) return device.status();
+  o.device = device->str();
   auto d = std::unique_ptr<Daemon>(new Daemon(std::move(o)));
   ConfigureThreads(d->o_.threads);
   d->registry_ = std::make_shared<prometheus::Registry>();
@@ -113,6 +118,7 @@ absl::Status Daemon::Prepare(const std::string& config_yaml) {
   if (!config.ok()) return config.status();
   auto device = ResolveDevice(o_.device);
   if (!device.ok()) return device.status();
+  o_.device = device->str();
   const auto start = std::chrono::steady_clock::now();
   auto trainer = LocalTrainer::Create(*config, o_.clients, *device);
   if (!trainer.ok()) return trainer.status();

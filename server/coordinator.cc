@@ -105,17 +105,18 @@ absl::Status Coordinator::RunRound(int64_t t) {
     RecordEvaluation(*eval, round);
   }
   const double eval_seconds = Since(eval_start);
-  if (auto st = state_->store->SaveCheckpoint(results_->checkpoint_path(), round);
-      !st.ok())
-    return st;
   own += Since(close_start);
   const double wall = Since(start);
 
-  // Record: rounds.jsonl, metrics, progress line; then release the daemons.
+  // Record the round, then checkpoint: a crash between the two re-runs this
+  // round on resume (which drops rounds.jsonl lines past the checkpoint).
   nlohmann::json line = RoundLine(*round_state, wall, own);
   line["wait_seconds"] = waited;
   line["eval_seconds"] = eval_seconds;
   if (auto st = results_->AppendRound(line); !st.ok()) return st;
+  if (auto st = state_->store->SaveCheckpoint(results_->checkpoint_path(), round);
+      !st.ok())
+    return st;
   state_->metrics.SetRound(round);
   state_->metrics.ObserveRoundSeconds(wall);
   LogLine("coordinator",

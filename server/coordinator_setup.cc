@@ -6,6 +6,7 @@
 #include <grpcpp/server_builder.h>
 
 #include <chrono>
+#include <filesystem>
 #include <ctime>
 #include <fstream>
 #include <thread>
@@ -67,7 +68,13 @@ absl::StatusOr<std::unique_ptr<Coordinator>> Coordinator::Create(
   c->evaluator_ = std::move(*evaluator);
 
   std::unique_ptr<ModelStore> store;
-  if (resume) {
+  const bool have_checkpoint =
+      std::filesystem::exists(c->results_->checkpoint_path());
+  if (resume && !have_checkpoint) {
+    LogLine("coordinator", "no checkpoint yet: the run starts over at round 1");
+    if (auto st = c->results_->TruncateRounds(0); !st.ok()) return st;
+  }
+  if (resume && have_checkpoint) {
     auto ck = ModelStore::LoadCheckpoint(c->results_->checkpoint_path());
     if (!ck.ok()) return ck.status();
     store = std::move(ck->first);
