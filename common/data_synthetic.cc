@@ -19,20 +19,8 @@ namespace shefl {
 namespace {
 
 constexpr double kMeanNorm = 3.0;
-constexpr double kTwoPi = 6.283185307179586476925286766559;
 // Stream tags under SeedPurpose::kSynthetic.
 constexpr uint64_t kTagMeans = 1, kTagTrain = 2, kTagTest = 3;
-
-double Uniform01(std::mt19937_64& rng) {
-  return static_cast<double>(rng() >> 11) * 0x1.0p-53;
-}
-
-// Box-Muller, one value per two draws.
-double StandardNormal(std::mt19937_64& rng) {
-  const double u1 = 1.0 - Uniform01(rng);
-  const double u2 = Uniform01(rng);
-  return std::sqrt(-2.0 * std::log(u1)) * std::cos(kTwoPi * u2);
-}
 
 absl::Status CheckSyntheticConfig(const DataConfig& c) {
   auto bad = [](const char* key, int64_t v, int64_t min) {

@@ -29,21 +29,6 @@ struct Plan {
   std::vector<std::vector<std::pair<int64_t, int64_t>>> ranges;  // [client]
 };
 
-constexpr double kTwoPi = 6.283185307179586476925286766559;
-
-// Uniform double in [0, 1) from the top 53 bits of one draw.
-double Uniform01(std::mt19937_64& rng) {
-  return static_cast<double>(rng() >> 11) * 0x1.0p-53;
-}
-
-// Standard normal by Box-Muller (one value per two draws), written out so
-// that the result does not depend on the standard library.
-double StandardNormal(std::mt19937_64& rng) {
-  const double u1 = 1.0 - Uniform01(rng);  // (0, 1]: log is finite
-  const double u2 = Uniform01(rng);
-  return std::sqrt(-2.0 * std::log(u1)) * std::cos(kTwoPi * u2);
-}
-
 // log of a Gamma(shape, 1) variate, Marsaglia & Tsang (2000). For shape < 1
 // uses Gamma(a) = Gamma(a + 1) * U^(1/a), kept in log space because U^(1/a)
 // underflows to 0 for small a.

@@ -1,5 +1,7 @@
 #include "common/rng.h"
 
+#include <cmath>
+
 namespace shefl {
 
 uint64_t Mix64(uint64_t x) {
@@ -24,6 +26,17 @@ uint64_t UniformBelow(std::mt19937_64& rng, uint64_t n) {
     r = rng();
   } while (r >= limit);
   return r % n;
+}
+
+double Uniform01(std::mt19937_64& rng) {
+  return static_cast<double>(rng() >> 11) * 0x1.0p-53;
+}
+
+double StandardNormal(std::mt19937_64& rng) {
+  constexpr double kTwoPi = 6.283185307179586476925286766559;
+  const double u1 = 1.0 - Uniform01(rng);  // (0, 1]: log is finite
+  const double u2 = Uniform01(rng);
+  return std::sqrt(-2.0 * std::log(u1)) * std::cos(kTwoPi * u2);
 }
 
 }  // namespace shefl

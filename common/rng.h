@@ -40,6 +40,13 @@ inline std::mt19937_64 MakeRng(uint64_t seed, SeedPurpose purpose,
 // distribution implementation.
 uint64_t UniformBelow(std::mt19937_64& rng, uint64_t n);
 
+// Uniform double in [0, 1) from the top 53 bits of one draw.
+double Uniform01(std::mt19937_64& rng);
+
+// Standard normal by Box-Muller (one value per two draws), written out so
+// that the result does not depend on the standard library.
+double StandardNormal(std::mt19937_64& rng);
+
 // Fisher-Yates with UniformBelow, for the same reason.
 template <typename T>
 void Shuffle(T& v, std::mt19937_64& rng) {

@@ -22,6 +22,11 @@ absl::StatusOr<std::unique_ptr<Evaluator>> Evaluator::Create(
     e->nets_.push_back(*net);
   }
   e->dim_ = FlatSize(*e->nets_[0]);
+  // Evaluation runs on the config's device (CUDA when present under
+  // `auto`): on the CPU it is most of the coordinator's time per round.
+  auto device = ResolveDevice(config.device);
+  if (!device.ok()) return device.status();
+  e->device_ = *device;
   return e;
 }
 
@@ -40,9 +45,8 @@ absl::StatusOr<EvalResult> Evaluator::Evaluate(
     const std::vector<ModelSnapshot>& models) {
   for (size_t m = 0; m < models.size(); ++m)
     if (auto st = Unflatten(*models[m], *nets_[m]); !st.ok()) return st;
-  // The coordinator evaluates on the CPU: its device is the daemons'.
   return EvaluateEnsemble(nets_, test_, config_.eval.batch_size,
-                          config_.eval.max_test_samples, c10::Device(c10::kCPU));
+                          config_.eval.max_test_samples, device_);
 }
 
 }  // namespace shefl

@@ -33,6 +33,7 @@ class Evaluator {
   ModelShape shape_;
   std::vector<std::shared_ptr<Net>> nets_;
   int64_t dim_ = 0;
+  c10::Device device_ = c10::Device(c10::kCPU);
 };
 
 }  // namespace shefl
