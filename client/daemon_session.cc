@@ -7,17 +7,11 @@
 
 #include "absl/strings/str_cat.h"
 #include "client/daemon.h"
+#include "common/grpc_status.h"
 #include "common/log.h"
 #include "common/wire.h"
 
 namespace shefl {
-
-namespace {
-absl::Status FromGrpc(const grpc::Status& st, const std::string& what) {
-  return absl::Status(static_cast<absl::StatusCode>(st.error_code()),
-                      absl::StrCat(what, ": ", st.error_message()));
-}
-}  // namespace
 
 absl::StatusOr<Daemon::SessionEnd> Daemon::Session(
     v1::Coordinator::Stub& stub) {
@@ -38,7 +32,8 @@ absl::StatusOr<Daemon::SessionEnd> Daemon::Session(
     if (st.error_code() == grpc::StatusCode::UNAVAILABLE ||
         st.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED)
       return absl::UnavailableError(st.error_message());
-    return FromGrpc(st, "registration refused");
+    return absl::Status(FromGrpc(st).code(),
+                        absl::StrCat("registration refused: ", st.error_message()));
   }
   known_round_ = static_cast<int64_t>(reply.current_round());
   Book(known_round_, kDaemonTraffic, kNoModel, Direction::kUp,

@@ -12,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "client/daemon.h"
+#include "common/grpc_status.h"
 #include "common/log.h"
 #include "common/resources.h"
 #include "common/wire.h"
@@ -109,10 +110,7 @@ absl::StatusOr<std::vector<float>> Daemon::Download(
     std::memcpy(weights.data() + weights.size() - n, chunk.data().data(),
                 chunk.data().size());
   }
-  grpc::Status st = reader->Finish();
-  if (!st.ok())
-    return absl::Status(static_cast<absl::StatusCode>(st.error_code()),
-                        st.error_message());
+  if (auto st = FromGrpc(reader->Finish()); !st.ok()) return st;
   if (!ok || static_cast<int64_t>(weights.size()) != trainer_->dim())
     return absl::DataLossError(absl::StrCat("model ", model, ": got ",
                                             weights.size(), " of ",
@@ -143,10 +141,7 @@ absl::Status Daemon::Upload(v1::Coordinator::Stub& stub, const v1::Task& task,
          WireSize(chunk));
   }
   writer->WritesDone();
-  grpc::Status st = writer->Finish();
-  if (!st.ok())
-    return absl::Status(static_cast<absl::StatusCode>(st.error_code()),
-                        st.error_message());
+  if (auto st = FromGrpc(writer->Finish()); !st.ok()) return st;
   Book(round, client, model, Direction::kDown, Traffic::kControl,
        WireSize(reply));
   return absl::OkStatus();

@@ -55,26 +55,26 @@ uint64_t LocalTrainer::NumSamples(int64_t client) const {
   return it == shards_.end() ? 0 : it->second.size();
 }
 
-absl::StatusOr<SparseDelta> LocalTrainer::Compress(int64_t client,
+absl::StatusOr<std::string> LocalTrainer::Compress(int64_t client,
                                                    int64_t model,
                                                    const at::Tensor& delta,
-                                                   int64_t k) {
-  if (!feedback_) return TopK(delta, k);
-  at::Tensor corrected = feedback_->Apply(client, model, delta);
+                                                   int64_t k, uint64_t* nnz) {
+  const at::Tensor corrected =
+      feedback_ ? feedback_->Apply(client, model, delta) : delta;
   auto sparse = TopK(corrected, k);
   if (!sparse.ok()) return sparse.status();
+  *nnz = sparse->nnz();
+  auto encoded = EncodeSparseDelta(*sparse, value_type_);
+  if (!encoded.ok() || !feedback_) return encoded;
   // Feed back what the coordinator will decode (fp16/bf16 rounding too).
-  SparseDelta sent = *sparse;
   if (value_type_ != ValueType::kFp32) {
-    auto enc = EncodeSparseDelta(*sparse, value_type_);
-    if (!enc.ok()) return enc.status();
-    auto dec = DecodeSparseDelta(*enc, sparse->dim, sparse->nnz());
-    if (!dec.ok()) return dec.status();
-    sent = std::move(*dec);
+    auto sent = DecodeSparseDelta(*encoded, sparse->dim, sparse->nnz());
+    if (!sent.ok()) return sent.status();
+    *sparse = std::move(*sent);
   }
-  if (auto st = feedback_->Update(client, model, corrected, sent); !st.ok())
+  if (auto st = feedback_->Update(client, model, corrected, *sparse); !st.ok())
     return st;
-  return sparse;
+  return encoded;
 }
 
 absl::StatusOr<TrainedUpdate> LocalTrainer::Train(
@@ -109,13 +109,10 @@ absl::StatusOr<TrainedUpdate> LocalTrainer::Train(
     auto stats = LocalTrain(net, train_, shard->second, cfg, p);
     if (!stats.ok()) return stats.status();
     const at::Tensor delta = Flatten(net) - global_flat;
-    auto sparse = Compress(client, model, delta, k);
-    if (!sparse.ok()) return sparse.status();
     TrainedUpdate out;
-    auto enc = EncodeSparseDelta(*sparse, value_type_);
-    if (!enc.ok()) return enc.status();
-    out.encoded = std::move(*enc);
-    out.nnz = sparse->nnz();
+    auto encoded = Compress(client, model, delta, k, &out.nnz);
+    if (!encoded.ok()) return encoded.status();
+    out.encoded = std::move(*encoded);
     out.num_samples = shard->second.size();
     out.train_loss = stats->mean_loss;
     out.train_seconds = stats->seconds;

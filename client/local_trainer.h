@@ -57,8 +57,10 @@ class LocalTrainer {
                                       int64_t k, const TaskSettings& s);
 
  private:
-  absl::StatusOr<SparseDelta> Compress(int64_t client, int64_t model,
-                                       const at::Tensor& delta, int64_t k);
+  // Error feedback, top-k on the device, encoding; sets *nnz.
+  absl::StatusOr<std::string> Compress(int64_t client, int64_t model,
+                                       const at::Tensor& delta, int64_t k,
+                                       uint64_t* nnz);
 
   ExperimentConfig config_;
   c10::Device device_ = c10::Device(c10::kCPU);

@@ -52,17 +52,6 @@ absl::Status ModelAggregator::Add(ReceivedUpdate u) {
   return absl::OkStatus();
 }
 
-namespace {
-
-// sum_i w_i * d_i into a dense accumulator, in the given (client) order.
-void Accumulate(const ReceivedUpdate& u, double w, std::vector<double>* acc) {
-  const auto& idx = u.delta.indices;
-  const auto& val = u.delta.values;
-  for (size_t i = 0; i < idx.size(); ++i) (*acc)[idx[i]] += w * val[i];
-}
-
-}  // namespace
-
 absl::Status ModelAggregator::ApplyTo(std::vector<float>* weights) {
   if (weights->size() != dim_)
     return absl::InvalidArgumentError(absl::StrCat(
@@ -72,28 +61,37 @@ absl::Status ModelAggregator::ApplyTo(std::vector<float>* weights) {
             [](const ReceivedUpdate& a, const ReceivedUpdate& b) {
               return a.client_id < b.client_id;
             });
+  const std::vector<double> coef = Coefficients();
+  // One pass in client-id order, one double accumulator, one rounding to
+  // float per weight.
+  std::vector<double> step(dim_, 0.0);
+  for (size_t u = 0; u < updates_.size(); ++u) {
+    const auto& idx = updates_[u].delta.indices;
+    const auto& val = updates_[u].delta.values;
+    for (size_t i = 0; i < idx.size(); ++i) step[idx[i]] += coef[u] * val[i];
+  }
+  float* w = weights->data();
+  for (uint64_t j = 0; j < dim_; ++j)
+    if (step[j] != 0) w[j] = static_cast<float>(w[j] + step[j]);
+  return absl::OkStatus();
+}
+
+// Every rule is a weighted sum of the deltas; this gives each (sorted)
+// update its weight, eta included.
+std::vector<double> ModelAggregator::Coefficients() const {
   const std::string& rule = config_.rule;
   const bool by_samples = config_.weight_by_samples && rule != "paper";
-  // Group 0 is HPC, group 1 LPC; `uniform` puts everything in group 0.
-  double coef[2] = {1, 1};
-  if (rule == "paper") {
-    PaperCoefficients p = PaperEq2(shape_);
-    coef[0] = p.a_h / updates_.size();
-    coef[1] = p.a_l / updates_.size();
-  }
-  std::vector<double> acc[2];
-  double mass[2] = {0, 0};
-  for (const ReceivedUpdate& u : updates_) {
-    const int g = rule == "uniform" ? 0 : (u.tier == Tier::kHpc ? 0 : 1);
-    const double p = by_samples ? u.num_samples : 1.0;
-    if (acc[g].empty()) acc[g].assign(dim_, 0.0);
-    Accumulate(u, p * coef[g], &acc[g]);
-    mass[g] += p;
-  }
-  // Scale of each group's sum in the final update.
+  auto group = [&](const ReceivedUpdate& u) {
+    return rule == "uniform" ? 0 : (u.tier == Tier::kHpc ? 0 : 1);
+  };
+  double mass[2] = {0, 0};  // group 0: HPC (or everyone), 1: LPC
+  for (const ReceivedUpdate& u : updates_)
+    mass[group(u)] += by_samples ? u.num_samples : 1.0;
   double scale[2] = {0, 0};
   if (rule == "paper") {
-    scale[0] = scale[1] = 1.0;
+    const PaperCoefficients p = PaperEq2(shape_);
+    scale[0] = p.a_h / updates_.size();
+    scale[1] = p.a_l / updates_.size();
   } else if (rule == "uniform") {
     scale[0] = 1.0 / mass[0];
   } else {  // workload_aware
@@ -103,17 +101,11 @@ absl::Status ModelAggregator::ApplyTo(std::vector<float>* weights) {
     if (mass[0] > 0) scale[0] = beta / mass[0];
     if (mass[1] > 0) scale[1] = (1 - beta) / mass[1];
   }
-  // One rounding to float per weight: the groups are combined in double.
-  const double s0 = acc[0].empty() ? 0 : config_.server_lr * scale[0];
-  const double s1 = acc[1].empty() ? 0 : config_.server_lr * scale[1];
-  const double* a0 = acc[0].empty() ? nullptr : acc[0].data();
-  const double* a1 = acc[1].empty() ? nullptr : acc[1].data();
-  float* w = weights->data();
-  for (uint64_t j = 0; j < dim_; ++j) {
-    const double step = (a0 ? s0 * a0[j] : 0.0) + (a1 ? s1 * a1[j] : 0.0);
-    if (step != 0) w[j] = static_cast<float>(w[j] + step);
-  }
-  return absl::OkStatus();
+  std::vector<double> coef;
+  for (const ReceivedUpdate& u : updates_)
+    coef.push_back(config_.server_lr * scale[group(u)] *
+                   (by_samples ? u.num_samples : 1.0));
+  return coef;
 }
 
 }  // namespace shefl

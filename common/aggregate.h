@@ -63,6 +63,8 @@ class ModelAggregator {
   size_t num_updates() const { return updates_.size(); }
 
  private:
+  std::vector<double> Coefficients() const;
+
   AggregationConfig config_;
   CohortShape shape_;
   uint64_t dim_;

@@ -80,7 +80,7 @@ absl::Status Coordinator::RunRound(int64_t t) {
   const auto close_start = Clock::now();
 
   // 5. Close: from here on an update is late. Aggregate in client order.
-  round_state->Close();
+  std::vector<ModelAggregator>& aggregators = round_state->Close();
   if (!complete && state_->stop) {
     LogLine("coordinator", absl::StrCat("round ", round, " abandoned: stopping"));
     state_->Finish(round - 1);
@@ -91,7 +91,7 @@ absl::Status Coordinator::RunRound(int64_t t) {
             absl::StrCat("round ", round, " deadline: ",
                          round_state->accepted(), "/", round_state->expected(),
                          " updates in"));
-  if (auto st = Aggregate(*round_state); !st.ok()) return st;
+  if (auto st = Aggregate(aggregators); !st.ok()) return st;
 
   const auto eval_start = Clock::now();
   if (round % cfg.eval.every == 0 || round == cfg.rounds) {
@@ -182,8 +182,7 @@ void Coordinator::PushTasks(const std::map<int64_t, v1::FeedMessage>& tasks) {
   }
 }
 
-absl::Status Coordinator::Aggregate(RoundState& round_state) {
-  std::vector<ModelAggregator>& aggs = round_state.Close();
+absl::Status Coordinator::Aggregate(std::vector<ModelAggregator>& aggs) {
   for (size_t m = 0; m < aggs.size(); ++m) {
     if (aggs[m].num_updates() == 0) continue;
     std::vector<float> w = *state_->store->Get(m);

@@ -56,7 +56,7 @@ class Coordinator {
   std::map<int64_t, v1::FeedMessage> MakeTasks(const RoundPlan& plan,
                                                int64_t round) const;
   void PushTasks(const std::map<int64_t, v1::FeedMessage>& tasks);
-  absl::Status Aggregate(RoundState& state);
+  absl::Status Aggregate(std::vector<ModelAggregator>& aggregators);
   nlohmann::json RoundLine(const RoundState& state, double wall,
                            double own_seconds) const;
   void RecordEvaluation(const EvalResult& r, int64_t round);

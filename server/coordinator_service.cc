@@ -3,19 +3,13 @@
 #include <algorithm>
 #include <cstring>
 
-#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "common/codec.h"
+#include "common/grpc_status.h"
 #include "common/log.h"
 #include "common/wire.h"
 
 namespace shefl {
-
-grpc::Status ToGrpc(const absl::Status& st) {
-  if (st.ok()) return grpc::Status::OK;
-  return grpc::Status(static_cast<grpc::StatusCode>(st.code()),
-                      std::string(st.message()));
-}
 
 void CoordinatorService::Book(int64_t round, int64_t client, int64_t model,
                               Direction dir, Traffic kind, uint64_t bytes) {
@@ -152,7 +146,7 @@ absl::Status CoordinatorService::ReceiveUpload(
         absl::StrCat("round ", h.round(), " has not started (now ", now, ")"));
   if (!state || state->round() != static_cast<int64_t>(h.round()) ||
       state->closed())
-    return absl::FailedPreconditionError(
+    return LateError(
         absl::StrCat("round ", h.round(), " is over: update is late"));
   if (auto st = state->CheckAssigned(client, model, h.model_version());
       !st.ok())
@@ -167,7 +161,9 @@ absl::Status CoordinatorService::ReceiveUpload(
     return absl::InvalidArgumentError(absl::StrCat(
         "oversize upload: ", h.encoded_size(), " bytes declared, k = ", *k,
         " allows at most ", limit));
-  std::string blob = first.data();
+  std::string blob;
+  blob.reserve(h.encoded_size());
+  blob = first.data();
   v1::DeltaChunk chunk;
   while (blob.size() <= h.encoded_size() && reader->Read(&chunk)) {
     Book(h.round(), client, model, Direction::kUp, Traffic::kPayload,
@@ -207,8 +203,7 @@ grpc::Status CoordinatorService::UploadDelta(
           : absl::InvalidArgumentError("malformed upload: no header");
   auto open = s_->open_round();
   if (!st.ok()) {
-    const bool late = absl::IsFailedPrecondition(st) &&
-                      absl::StrContains(st.message(), "late");
+    const bool late = IsLate(st);
     if (open) late ? open->CountLate() : open->CountRejected();
     s_->metrics.CountUpdate(late ? "late" : "rejected");
     LogLine("coordinator",

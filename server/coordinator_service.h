@@ -40,9 +40,6 @@ class CoordinatorService final : public v1::Coordinator::Service {
   CoordinatorState* s_;
 };
 
-// absl and gRPC share their status codes.
-grpc::Status ToGrpc(const absl::Status& st);
-
 }  // namespace shefl
 
 #endif  // SHEFL_SERVER_COORDINATOR_SERVICE_H_

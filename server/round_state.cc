@@ -2,9 +2,24 @@
 
 #include <atomic>
 
+#include "absl/strings/cord.h"
 #include "absl/strings/str_cat.h"
 
 namespace shefl {
+
+namespace {
+constexpr char kLatePayload[] = "type.shefl/late";
+}  // namespace
+
+absl::Status LateError(const std::string& message) {
+  absl::Status st = absl::FailedPreconditionError(message);
+  st.SetPayload(kLatePayload, absl::Cord("1"));
+  return st;
+}
+
+bool IsLate(const absl::Status& status) {
+  return status.GetPayload(kLatePayload).has_value();
+}
 
 RoundState::RoundState(int64_t round, const RoundPlan& plan,
                        std::vector<uint64_t> versions, uint64_t dim,
@@ -47,7 +62,7 @@ absl::Status RoundState::Accept(int64_t client, int64_t model,
                                 double num_samples, SparseDelta delta) {
   std::unique_lock<std::mutex> lock(mu_);
   if (closed_)
-    return absl::FailedPreconditionError(
+    return LateError(
         absl::StrCat("round ", round_, " is closed: update arrived late"));
   auto it = pairs_.find({client, model});
   if (it == pairs_.end())

@@ -12,6 +12,7 @@
 #include <map>
 #include <mutex>
 #include <set>
+#include <string>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -20,6 +21,11 @@
 #include "common/schedule.h"
 
 namespace shefl {
+
+// A refusal because the update's round is over: FAILED_PRECONDITION with
+// a payload that marks it late, so callers count it without reading text.
+absl::Status LateError(const std::string& message);
+bool IsLate(const absl::Status& status);
 
 class RoundState {
  public:
