@@ -55,6 +55,29 @@ ProcessResult RunProcess(const std::vector<std::string>& argv,
 
 std::string BinDir() { return std::string(SHEFL_BINARY_DIR) + "/bin"; }
 
+bool WaitUntil(const std::function<bool()>& condition, double timeout_s) {
+  const auto until = std::chrono::steady_clock::now() +
+                     std::chrono::duration<double>(timeout_s);
+  while (!condition()) {
+    if (std::chrono::steady_clock::now() >= until) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return true;
+}
+
+std::map<std::string, double> ParseMetrics(const std::string& text) {
+  std::map<std::string, double> out;
+  std::istringstream in(text);
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.empty() || line[0] == '#') continue;
+    const size_t space = line.rfind(' ');
+    if (space == std::string::npos) continue;
+    out[line.substr(0, space)] = std::strtod(line.c_str() + space + 1, nullptr);
+  }
+  return out;
+}
+
 std::string SyntheticConfig(const std::string& extra) {
   return R"(name: synthetic-test
 method: shefl

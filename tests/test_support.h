@@ -3,6 +3,8 @@
 #define SHEFL_TESTS_TEST_SUPPORT_H_
 
 #include <atomic>
+#include <functional>
+#include <map>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -73,6 +75,15 @@ class CountingRelay {
 };
 
 std::string BinDir();  // build/bin
+
+// Polls `condition` every 20 ms until it holds (true) or `timeout_s` passes
+// (false). Tests wait on conditions, never on fixed sleeps: the suite runs
+// with -j nproc on a loaded machine.
+bool WaitUntil(const std::function<bool()>& condition, double timeout_s);
+
+// Prometheus text format to {series: value}, the series written as it is
+// exposed (`shefl_bytes_total{direction="up",tier="hpc"}`); comments skipped.
+std::map<std::string, double> ParseMetrics(const std::string& text);
 
 // A small, fast experiment on the synthetic data set; `extra` is appended.
 std::string SyntheticConfig(const std::string& extra = "");
