@@ -36,11 +36,14 @@ std::string ReadFile(const std::string& path) {
 }
 
 std::vector<nlohmann::json> ReadJsonl(const std::string& path) {
+  // Only complete lines: a writer may be midway through the last one.
+  const std::string text = ReadFile(path);
   std::vector<nlohmann::json> out;
-  std::ifstream in(path);
-  std::string line;
-  while (std::getline(in, line))
-    if (!line.empty()) out.push_back(nlohmann::json::parse(line));
+  size_t start = 0;
+  for (size_t end; (end = text.find('\n', start)) != std::string::npos;
+       start = end + 1)
+    if (end > start)
+      out.push_back(nlohmann::json::parse(text.substr(start, end - start)));
   return out;
 }
 

@@ -30,6 +30,7 @@ class TempDir {
 
 void WriteFile(const std::string& path, const std::string& text);
 std::string ReadFile(const std::string& path);
+// The complete (newline-ended) lines of a JSON-lines file.
 std::vector<nlohmann::json> ReadJsonl(const std::string& path);
 
 struct ProcessResult {
