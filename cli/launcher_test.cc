@@ -269,14 +269,14 @@ TEST_CASE("endpoints.json has exactly the contract's shape and is replaced whole
   CHECK_FALSE(WriteJsonAtomically(dir / "missing/endpoints.json", j).ok());
 }
 
-TEST_CASE("spawned children log to their file; exec failures are errors") {
+TEST_CASE("spawned children log to their file and exec failures are errors") {
   TempDir dir;
   std::string log = dir / "child.log";
   absl::StatusOr<pid_t> pid =
       SpawnWithLog({"/bin/sh", "-c", "echo out; echo err >&2; exit 7"}, log);
   REQUIRE(pid.ok());
   std::optional<ExitStatus> st;
-  for (int i = 0; i < 500 && !st; ++i) {
+  for (int i = 0; i < 3000 && !st; ++i) {  // up to 30 s on a loaded machine
     st = TryReap(*pid);
     usleep(10000);
   }
@@ -358,14 +358,16 @@ TEST_CASE("after the primary exits 0 the others drain, then are terminated") {
       dir / "d1.log");
   WatchOptions options;
   options.primary = "coordinator";
-  options.drain = absl::Seconds(1);
+  // A drain far longer than daemon-0's 0.5 s, so a loaded machine cannot
+  // make it look stubborn; only daemon-1 waits the drain out.
+  options.drain = absl::Seconds(10);
   options.kill_grace = absl::Milliseconds(300);
   absl::Time start = absl::Now();
   WatchResult r = Watch(group, options);
   CHECK(r.outcome == WatchOutcome::kCompleted);
   CHECK_THAT(r.report, Catch::Contains("daemon-1 ignored SIGTERM; killed"));
   CHECK_FALSE(absl::StrContains(r.report, "daemon-0"));  // it left by itself
-  CHECK(absl::Now() - start < absl::Seconds(5));
+  CHECK(absl::Now() - start < absl::Seconds(60));  // bounded, not hung
   CHECK(group.NumRunning() == 0);
   CHECK_FALSE(Alive(stubborn));
 }
@@ -531,7 +533,7 @@ std::pair<int, nlohmann::json> SignalRunningShefl(const TempDir& dir, int sig) {
     _exit(127);
   }
   nlohmann::json ep;
-  for (int i = 0; i < 300; ++i) {
+  for (int i = 0; i < 1200; ++i) {  // up to 60 s
     usleep(50000);
     ep = nlohmann::json::parse(Slurp(out + "/endpoints.json"), nullptr, false);
     if (!ep.is_discarded() && ep.contains("daemons") && ep["daemons"].size() == 2) break;
@@ -563,7 +565,7 @@ TEST_CASE("kill -9 of shefl run leaves no orphans") {
   std::vector<pid_t> pids = {ep["coordinator_pid"].get<int>()};
   for (auto& d : ep["daemons"]) pids.push_back(d["pid"].get<int>());
   bool all_gone = false;
-  for (int i = 0; i < 100 && !all_gone; ++i) {
+  for (int i = 0; i < 600 && !all_gone; ++i) {  // up to 30 s
     usleep(50000);
     all_gone = std::all_of(pids.begin(), pids.end(), Gone);
   }

@@ -24,7 +24,8 @@ absl::StatusOr<std::unique_ptr<LocalTrainer>> LocalTrainer::Create(
   t->device_ = device;
   auto vt = ParseValueType(config.compression.value_type);
   if (!vt.ok()) return vt.status();
-  t->value_type_ = *vt;
+  t->compressor_ = std::make_unique<DeltaCompressor>(
+      *vt, config.compression.error_feedback, device);
   auto train = LoadDataset(config.data, /*train=*/true, config.seed);
   if (!train.ok()) return train.status();
   t->train_ = std::move(*train);
@@ -45,36 +46,12 @@ absl::StatusOr<std::unique_ptr<LocalTrainer>> LocalTrainer::Create(
     t->nets_.push_back(*net);
   }
   t->dim_ = FlatSize(*t->nets_[0]);
-  if (config.compression.error_feedback)
-    t->feedback_ = std::make_unique<ErrorFeedback>(device);
   return t;
 }
 
 uint64_t LocalTrainer::NumSamples(int64_t client) const {
   auto it = shards_.find(client);
   return it == shards_.end() ? 0 : it->second.size();
-}
-
-absl::StatusOr<std::string> LocalTrainer::Compress(int64_t client,
-                                                   int64_t model,
-                                                   const at::Tensor& delta,
-                                                   int64_t k, uint64_t* nnz) {
-  const at::Tensor corrected =
-      feedback_ ? feedback_->Apply(client, model, delta) : delta;
-  auto sparse = TopK(corrected, k);
-  if (!sparse.ok()) return sparse.status();
-  *nnz = sparse->nnz();
-  auto encoded = EncodeSparseDelta(*sparse, value_type_);
-  if (!encoded.ok() || !feedback_) return encoded;
-  // Feed back what the coordinator will decode (fp16/bf16 rounding too).
-  if (value_type_ != ValueType::kFp32) {
-    auto sent = DecodeSparseDelta(*encoded, sparse->dim, sparse->nnz());
-    if (!sent.ok()) return sent.status();
-    *sparse = std::move(*sent);
-  }
-  if (auto st = feedback_->Update(client, model, corrected, *sparse); !st.ok())
-    return st;
-  return encoded;
 }
 
 absl::StatusOr<TrainedUpdate> LocalTrainer::Train(
@@ -110,7 +87,7 @@ absl::StatusOr<TrainedUpdate> LocalTrainer::Train(
     if (!stats.ok()) return stats.status();
     const at::Tensor delta = Flatten(net) - global_flat;
     TrainedUpdate out;
-    auto encoded = Compress(client, model, delta, k, &out.nnz);
+    auto encoded = compressor_->Compress(client, model, delta, k, &out.nnz);
     if (!encoded.ok()) return encoded.status();
     out.encoded = std::move(*encoded);
     out.num_samples = shard->second.size();

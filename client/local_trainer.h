@@ -13,8 +13,7 @@
 #include <c10/core/Device.h>
 
 #include "absl/status/statusor.h"
-#include "common/codec.h"
-#include "common/compress.h"
+#include "client/delta_compressor.h"
 #include "common/config.h"
 #include "common/dataset.h"
 #include "common/models.h"
@@ -57,18 +56,12 @@ class LocalTrainer {
                                       int64_t k, const TaskSettings& s);
 
  private:
-  // Error feedback, top-k on the device, encoding; sets *nnz.
-  absl::StatusOr<std::string> Compress(int64_t client, int64_t model,
-                                       const at::Tensor& delta, int64_t k,
-                                       uint64_t* nnz);
-
   ExperimentConfig config_;
   c10::Device device_ = c10::Device(c10::kCPU);
-  ValueType value_type_ = ValueType::kFp32;
   Dataset train_;
   std::map<int64_t, std::vector<int64_t>> shards_;
   std::vector<std::shared_ptr<Net>> nets_;  // one per model id
-  std::unique_ptr<ErrorFeedback> feedback_;
+  std::unique_ptr<DeltaCompressor> compressor_;
   int64_t dim_ = 0;
 };
 

@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <limits>
+#include <map>
 #include <set>
 #include <sstream>
 #include <variant>
@@ -203,12 +204,17 @@ bool IsSection(const std::vector<Field>& fields, const std::string& prefix) {
   return false;
 }
 
+// Where each key that was set came from: "file:line" or "--set", so that
+// errors found later (cross-key checks) still point at the line.
+using Origins = std::map<std::string, std::string>;
+
 absl::Status Walk(const std::string& source, const YAML::Node& node,
                   const std::string& prefix, const std::vector<Field>& fields,
-                  std::set<std::string>* seen) {
+                  Origins* seen) {
   if (!node.IsMap()) {
     return absl::InvalidArgumentError(absl::StrCat(
-        source, ": ", prefix.empty() ? "the top level" : "key '" + prefix + "'",
+        source, ":", node.Mark().line + 1, ": ",
+        prefix.empty() ? "the top level" : "key '" + prefix + "'",
         " must be a mapping of keys to values"));
   }
   for (const auto& kv : node) {
@@ -218,7 +224,7 @@ absl::Status Walk(const std::string& source, const YAML::Node& node,
         absl::StrCat(source, ":", kv.first.Mark().line + 1);
     if (const Field* f = FindField(fields, key)) {
       if (auto st = SetField(where, *f, kv.second); !st.ok()) return st;
-      seen->insert(key);
+      (*seen)[key] = where;
     } else if (IsSection(fields, key)) {
       if (kv.second.IsNull()) continue;  // an empty section keeps defaults
       if (auto st = Walk(source, kv.second, key, fields, seen); !st.ok())
@@ -232,8 +238,7 @@ absl::Status Walk(const std::string& source, const YAML::Node& node,
 }
 
 absl::Status ApplyOverride(const std::string& kv,
-                           const std::vector<Field>& fields,
-                           std::set<std::string>* seen) {
+                           const std::vector<Field>& fields, Origins* seen) {
   const size_t eq = kv.find('=');
   if (eq == std::string::npos || eq == 0) {
     return absl::InvalidArgumentError(absl::StrCat(
@@ -254,7 +259,7 @@ absl::Status ApplyOverride(const std::string& kv,
   }
   if (value.IsNull()) value = YAML::Node(std::string());
   if (auto st = SetField("--set", *f, value); !st.ok()) return st;
-  seen->insert(key);
+  (*seen)[key] = "--set";
   return absl::OkStatus();
 }
 
@@ -270,64 +275,83 @@ double ResourceRatio(const ExperimentConfig& c) {
 
 namespace {
 
-absl::Status KeyError(const std::string& source, const std::string& key,
-                      const std::string& why) {
-  return absl::InvalidArgumentError(
-      absl::StrCat(source, ": key '", key, "': ", why));
-}
-
 // Method presets, then the checks that involve more than one key.
-absl::Status Resolve(const std::string& source,
-                     const std::set<std::string>& seen,
+absl::Status Resolve(const std::string& source, const Origins& seen,
                      ExperimentConfig& c) {
   auto unset = [&](const char* key) { return seen.count(key) == 0; };
+  // An error about `key`, placed where it was set, else where the first of
+  // `related` was set (a default broke against another key), else the file.
+  auto KeyError = [&](const std::string& key, const std::string& why,
+                      std::initializer_list<const char*> related = {}) {
+    std::string where = source;
+    if (auto it = seen.find(key); it != seen.end()) {
+      where = it->second;
+    } else {
+      for (const char* r : related)
+        if (auto at = seen.find(r); at != seen.end()) {
+          where = at->second;
+          break;
+        }
+    }
+    return absl::InvalidArgumentError(
+        absl::StrCat(where, ": key '", key, "': ", why));
+  };
   const bool single = c.method == "fedavg" || c.method == "fedprox";
   if (single) {
     if (unset("model.num_models")) c.model.num_models = 1;
     if (c.model.num_models != 1)
-      return KeyError(source, "model.num_models",
+      return KeyError("model.num_models",
                       absl::StrCat("method ", c.method,
                                    " trains one model; got ",
-                                   c.model.num_models));
+                                   c.model.num_models),
+                      {"method"});
   }
   if (c.method == "fedprox" && unset("train.prox_mu")) c.train.prox_mu = 0.01;
   if (!MethodHasTiers(c.method)) {
     if (unset("aggregation.rule")) c.aggregation.rule = "uniform";
     if (c.aggregation.rule != "uniform")
-      return KeyError(source, "aggregation.rule",
+      return KeyError("aggregation.rule",
                       absl::StrCat("method ", c.method,
-                                   " has no tiers; only 'uniform' applies"));
+                                   " has no tiers; only 'uniform' applies"),
+                      {"method"});
   }
   const auto& cl = c.clients;
   if (cl.num_hpc > cl.num_clients)
-    return KeyError(source, "clients.num_hpc",
+    return KeyError("clients.num_hpc",
                     absl::StrCat(cl.num_hpc, " HPCs but only ",
-                                 cl.num_clients, " clients"));
+                                 cl.num_clients, " clients"),
+                    {"clients.num_clients"});
   if (cl.per_round_hpc + cl.per_round_lpc == 0)
-    return KeyError(source, "clients.per_round_lpc",
-                    "the cohort is empty (per_round_hpc + per_round_lpc = 0)");
+    return KeyError("clients.per_round_lpc",
+                    "the cohort is empty (per_round_hpc + per_round_lpc = 0)",
+                    {"clients.per_round_hpc"});
   if (MethodHasTiers(c.method)) {
     if (cl.per_round_hpc > cl.num_hpc)
-      return KeyError(source, "clients.per_round_hpc",
+      return KeyError("clients.per_round_hpc",
                       absl::StrCat(cl.per_round_hpc, " per round but only ",
-                                   cl.num_hpc, " HPCs"));
+                                   cl.num_hpc, " HPCs"),
+                      {"clients.num_hpc", "clients.num_clients"});
     if (cl.per_round_lpc > cl.num_clients - cl.num_hpc)
-      return KeyError(source, "clients.per_round_lpc",
+      return KeyError("clients.per_round_lpc",
                       absl::StrCat(cl.per_round_lpc, " per round but only ",
-                                   cl.num_clients - cl.num_hpc, " LPCs"));
+                                   cl.num_clients - cl.num_hpc, " LPCs"),
+                      {"clients.num_hpc", "clients.num_clients"});
   } else if (cl.per_round_hpc + cl.per_round_lpc > cl.num_clients) {
-    return KeyError(source, "clients.per_round_lpc",
-                    "cohort larger than clients.num_clients");
+    return KeyError("clients.per_round_lpc",
+                    "cohort larger than clients.num_clients",
+                    {"clients.per_round_hpc", "clients.num_clients"});
   }
   if (c.train.local_steps == 0 && c.train.local_epochs == 0)
-    return KeyError(source, "train.local_epochs",
-                    "0 epochs and 0 steps: nothing would be trained");
+    return KeyError("train.local_epochs",
+                    "0 epochs and 0 steps: nothing would be trained",
+                    {"train.local_steps"});
   if (c.partition.scheme == "shards" &&
       c.partition.shards < c.partition.shards_per_client * cl.num_clients)
-    return KeyError(source, "partition.shards",
+    return KeyError("partition.shards",
                     absl::StrCat(c.partition.shards, " shards cannot give ",
                                  cl.num_clients, " clients ",
-                                 c.partition.shards_per_client, " each"));
+                                 c.partition.shards_per_client, " each"),
+                    {"partition.shards_per_client", "clients.num_clients"});
   return absl::OkStatus();
 }
 
@@ -338,7 +362,7 @@ absl::StatusOr<ExperimentConfig> ParseConfigWithOverrides(
     const std::vector<std::string>& overrides) {
   ExperimentConfig config;
   const std::vector<Field> fields = Fields(config);
-  std::set<std::string> seen;
+  Origins seen;
   YAML::Node root;
   try {
     root = YAML::Load(yaml_text);

@@ -89,7 +89,7 @@ TEST_CASE("aggregation is bit-identical under any arrival order") {
   }
 }
 
-TEST_CASE("uniform is the plain mean; workload_aware weighs the group means") {
+TEST_CASE("uniform is the plain mean, workload_aware weighs the group means") {
   // Two HPC updates on index 0, one LPC update on index 0.
   auto one = [](int64_t id, Tier t, float v) {
     ReceivedUpdate u;

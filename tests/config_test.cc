@@ -40,43 +40,74 @@ TEST_CASE("nested keys set typed fields") {
   CHECK(c->compression.error_feedback);
 }
 
+// Every error from the file names the file, the line and the dotted key.
+void CheckPlace(const std::string& error, const std::string& place,
+                const std::string& key) {
+  INFO(error);
+  CHECK_THAT(error, Catch::StartsWith(place + ": "));
+  CHECK_THAT(error, Catch::Contains("'" + key + "'"));
+}
+
 TEST_CASE("every config error names its key") {
   SECTION("unknown key, with a hint") {
     std::string e = ErrorOf("clients:\n  num_hpcs: 3\n");
-    CHECK_THAT(e, Catch::Contains("clients.num_hpcs"));
+    CheckPlace(e, "test.yaml:2", "clients.num_hpcs");
     CHECK_THAT(e, Catch::Contains("did you mean 'clients.num_hpc'"));
-    CHECK_THAT(e, Catch::Contains("test.yaml:2"));
   }
   SECTION("wrong type") {
-    std::string e = ErrorOf("rounds: many\n");
-    CHECK_THAT(e, Catch::Contains("'rounds'"));
+    std::string e = ErrorOf("name: x\nrounds: many\n");
+    CheckPlace(e, "test.yaml:2", "rounds");
     CHECK_THAT(e, Catch::Contains("expected an integer"));
+    CheckPlace(ErrorOf("compression:\n  error_feedback: maybe\n"),
+               "test.yaml:2", "compression.error_feedback");
+    CheckPlace(ErrorOf("train:\n\n  lr: fast\n"), "test.yaml:3", "train.lr");
   }
   SECTION("fraction where an integer is due") {
-    CHECK_THAT(ErrorOf("train:\n  batch_size: 1.5\n"),
-               Catch::Contains("train.batch_size"));
+    CheckPlace(ErrorOf("train:\n  batch_size: 1.5\n"), "test.yaml:2",
+               "train.batch_size");
   }
   SECTION("out of range") {
-    std::string e = ErrorOf("compression:\n  density: 1.5\n");
-    CHECK_THAT(e, Catch::Contains("compression.density"));
+    std::string e = ErrorOf("rounds: 3\ncompression:\n  density: 1.5\n");
+    CheckPlace(e, "test.yaml:3", "compression.density");
     CHECK_THAT(e, Catch::Contains("out of range"));
+    CheckPlace(ErrorOf("seed: -1\n"), "test.yaml:1", "seed");
   }
   SECTION("bad choice") {
     std::string e = ErrorOf("aggregation:\n  rule: median\n");
-    CHECK_THAT(e, Catch::Contains("aggregation.rule"));
+    CheckPlace(e, "test.yaml:2", "aggregation.rule");
     CHECK_THAT(e, Catch::Contains("workload_aware"));
   }
   SECTION("a section that is not a mapping") {
-    CHECK_THAT(ErrorOf("train: 3\n"), Catch::Contains("'train'"));
+    CheckPlace(ErrorOf("rounds: 2\ntrain: 3\n"), "test.yaml:2", "train");
   }
   SECTION("cross-key: cohort larger than the tier") {
-    CHECK_THAT(ErrorOf("clients: {num_clients: 10, num_hpc: 2, "
+    CheckPlace(ErrorOf("clients: {num_clients: 10, num_hpc: 2, "
                        "per_round_hpc: 3}\n"),
-               Catch::Contains("clients.per_round_hpc"));
+               "test.yaml:1", "clients.per_round_hpc");
+    CheckPlace(ErrorOf("rounds: 2\nclients:\n  num_clients: 10\n"
+                       "  num_hpc: 8\n  per_round_lpc: 3\n"),
+               "test.yaml:5", "clients.per_round_lpc");
+  }
+  SECTION("cross-key: a default broken by another key points at that key") {
+    // per_round_hpc keeps its default (5); num_hpc on line 3 breaks it.
+    CheckPlace(ErrorOf("rounds: 2\nclients:\n  num_hpc: 2\n"),
+               "test.yaml:3", "clients.per_round_hpc");
   }
   SECTION("cross-key: fedavg with an ensemble") {
-    CHECK_THAT(ErrorOf("method: fedavg\nmodel: {num_models: 3}\n"),
-               Catch::Contains("model.num_models"));
+    CheckPlace(ErrorOf("method: fedavg\nmodel:\n  num_models: 3\n"),
+               "test.yaml:3", "model.num_models");
+    CheckPlace(ErrorOf("method: fedavg\naggregation:\n  rule: paper\n"),
+               "test.yaml:3", "aggregation.rule");
+  }
+  SECTION("cross-key: nothing to train, shards too few") {
+    CheckPlace(ErrorOf("train:\n  local_epochs: 0\n  local_steps: 0\n"),
+               "test.yaml:2", "train.local_epochs");
+    CheckPlace(ErrorOf("partition:\n  scheme: shards\n  shards: 4\n"),
+               "test.yaml:3", "partition.shards");
+  }
+  SECTION("cross-key from --set is placed at --set") {
+    CheckPlace(ErrorOf("method: fedavg\n", {"model.num_models=2"}), "--set",
+               "model.num_models");
   }
   SECTION("override: unknown key") {
     CHECK_THAT(ErrorOf("", {"compression.densty=0.1"}),

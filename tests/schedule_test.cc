@@ -106,7 +106,7 @@ TEST_CASE("k_h = ceil((r/M) * rho * d), capped at d") {
     for (int64_t k : t.k) CHECK(k == 1);
 }
 
-TEST_CASE("HPCs train all M models with k_h; LPCs one with k_l") {
+TEST_CASE("HPCs train all M models with k_h, LPCs one with k_l") {
   ExperimentConfig c = PaperLike(5, 5, "auto");
   c.compression.resource_ratio = 1;
   auto s = Scheduler::Create(c, 582026);
@@ -127,7 +127,7 @@ TEST_CASE("HPCs train all M models with k_h; LPCs one with k_l") {
   }
 }
 
-TEST_CASE("clusters partition the clients; the cohort takes one of each") {
+TEST_CASE("clusters partition the clients and the cohort takes one of each") {
   ExperimentConfig c = PaperLike(5, 5, "auto");
   Clusters cl = MakeClusters(c.clients, true, c.seed);
   REQUIRE(cl.members.size() == 10u);
@@ -145,12 +145,21 @@ TEST_CASE("clusters partition the clients; the cohort takes one of each") {
   auto other = SampleCohort(c.clients, cl, true, c.seed, 5);
   REQUIRE(a.size() == 10u);
   bool differs = false;
+  std::set<int64_t> clusters, hpc_clusters;
   for (size_t i = 0; i < a.size(); ++i) {
     CHECK(a[i].client_id == b[i].client_id);
+    REQUIRE(a[i].cluster >= 0);
+    REQUIRE(a[i].cluster < static_cast<int64_t>(cl.members.size()));
     const auto& m = cl.members[a[i].cluster];
     CHECK(std::binary_search(m.begin(), m.end(), a[i].client_id));
+    clusters.insert(a[i].cluster);
+    if (cl.tier[a[i].cluster] == Tier::kHpc) hpc_clusters.insert(a[i].cluster);
+    CHECK(a[i].tier == cl.tier[a[i].cluster]);
     differs = differs || a[i].client_id != other[i].client_id;
   }
+  // One client from each of the C clusters, C_h of them HPC clusters.
+  CHECK(clusters.size() == 10u);
+  CHECK(hpc_clusters.size() == 5u);
   CHECK(differs);
 }
 

@@ -129,7 +129,7 @@ TEST_CASE("local_steps wins over epochs and a lone remainder is dropped") {
   CHECK(by_steps->samples == 80);
 }
 
-TEST_CASE("Adam and momentum SGD train the mlp; the text model trains") {
+TEST_CASE("Adam and momentum SGD train the mlp, and the text model trains") {
   Dataset d = Features(128, 3);
   for (const std::string opt : {"adam", "sgd"}) {
     auto m = Model("mlp", d);
