@@ -5,7 +5,9 @@
 #include <catch2/catch.hpp>
 
 #include <chrono>
+#include <cstdlib>
 #include <filesystem>
+#include <sstream>
 #include <thread>
 
 #include "tests/test_support.h"
@@ -15,10 +17,30 @@ namespace {
 
 using namespace testing;
 
+constexpr int kRounds = 5;
+
 std::vector<std::string> Launch(const TempDir& dir, const std::string& out) {
   return {BinDir() + "/shefl", "run", dir / "c.yaml", "--daemons", "2",
-          "--threads", "1", "--out", out, "--set", "rounds=4",
-          "--set", "train.local_steps=300"};
+          "--threads", "1", "--out", out, "--set",
+          "rounds=" + std::to_string(kRounds), "--set",
+          "train.local_steps=300"};
+}
+
+std::vector<std::string> Lines(const std::string& text) {
+  std::vector<std::string> out;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) out.push_back(line);
+  return out;
+}
+
+// k from the coordinator's "resuming DIR after round k", or -1.
+int ResumedAfter(const std::string& log) {
+  const std::string mark = " after round ";
+  const size_t at = log.find("resuming ");
+  if (at == std::string::npos) return -1;
+  const size_t k = log.find(mark, at);
+  if (k == std::string::npos) return -1;
+  return std::atoi(log.c_str() + k + mark.size());
 }
 
 TEST_CASE("a coordinator killed with -9 resumes to the same models") {
@@ -30,24 +52,47 @@ TEST_CASE("a coordinator killed with -9 resumes to the same models") {
 
   const std::string run = dir / "killed";
   const int launcher = Spawn(Launch(dir, run), dir / "launcher.log");
-  for (int i = 0; i < 3000 && ReadJsonl(run + "/rounds.jsonl").size() < 2; ++i)
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  auto endpoints = nlohmann::json::parse(ReadFile(run + "/endpoints.json"));
-  ::kill(endpoints["coordinator_pid"].get<int>(), SIGKILL);
+  REQUIRE(WaitUntil([&] { return ReadJsonl(run + "/rounds.jsonl").size() >= 2; },
+                    240));
+  nlohmann::json endpoints;
+  REQUIRE(WaitUntil(
+      [&] {
+        endpoints = nlohmann::json::parse(ReadFile(run + "/endpoints.json"),
+                                          nullptr, /*allow_exceptions=*/false);
+        return endpoints.is_object() && endpoints.contains("coordinator_pid");
+      },
+      60));
+  REQUIRE(::kill(endpoints["coordinator_pid"].get<int>(), SIGKILL) == 0);
   CHECK(WaitFor(launcher, 60) == 1);  // the launcher reports the failure
-  REQUIRE(ReadJsonl(run + "/rounds.jsonl").size() < 4u);
+  // What the killed coordinator had written, read once it is dead.
+  const std::vector<std::string> before = Lines(ReadFile(run + "/rounds.jsonl"));
+  REQUIRE(before.size() >= 2u);
+  REQUIRE(before.size() < static_cast<size_t>(kRounds));
 
   auto resumed = RunProcess({BinDir() + "/shefl", "run", "--resume", run,
                              "--threads", "1"},
                             300);
   INFO(resumed.output);
   REQUIRE(resumed.exit_code == 0);
+  // It resumed from a checkpoint after round k >= 1, not from scratch...
+  const std::string log = ReadFile(run + "/logs/coordinator.log");
+  INFO(log);
+  const int k = ResumedAfter(log);
+  CHECK(k >= 1);
+  CHECK(k <= static_cast<int>(before.size()));
+  // ...so rounds 1..k are the lines written before the kill, byte for byte.
+  const std::vector<std::string> after = Lines(ReadFile(run + "/rounds.jsonl"));
+  REQUIRE(after.size() == static_cast<size_t>(kRounds));
+  for (int i = 0; i < k && i < static_cast<int>(before.size()); ++i) {
+    INFO("rounds.jsonl line " << i + 1);
+    CHECK(after[i] == before[i]);
+  }
+  for (int i = 0; i < kRounds; ++i)
+    CHECK(nlohmann::json::parse(after[i])["round"] == i + 1);
+
   auto a = nlohmann::json::parse(ReadFile(dir / "straight/summary.json"));
   auto b = nlohmann::json::parse(ReadFile(run + "/summary.json"));
   CHECK(a["model_sha256"] == b["model_sha256"]);
-  const auto rounds = ReadJsonl(run + "/rounds.jsonl");
-  REQUIRE(rounds.size() == 4u);
-  for (int i = 0; i < 4; ++i) CHECK(rounds[i]["round"] == i + 1);
 }
 
 }  // namespace
@@ -73,8 +118,8 @@ TEST_CASE("SIGTERM stops the coordinator cleanly: checkpoint, summary, exit 0") 
                        "127.0.0.1:" + std::to_string(port), "--clients", "0-7",
                        "--out", run + "/daemons", "--threads", "1"},
                       dir / "d.log");
-  for (int i = 0; i < 3000 && ReadJsonl(run + "/rounds.jsonl").empty(); ++i)
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  REQUIRE(WaitUntil([&] { return !ReadJsonl(run + "/rounds.jsonl").empty(); },
+                    240));
   ::kill(c, SIGTERM);
   INFO(ReadFile(dir / "c.log"));
   CHECK(WaitFor(c, 60) == 0);
