@@ -16,6 +16,7 @@
 
 #include "common/codec.h"
 #include "common/compress.h"
+#include "common/radix_topk.h"
 #include "common/schedule.h"
 
 namespace shefl {
@@ -95,6 +96,42 @@ void BM_TopK(benchmark::State& state) {
   AddCounters(state, s, sparse);
 }
 
+// The baselines the radix select is measured against, in the same run:
+// torch.topk of |x| (unsorted, as PyTorch users call it) and our previous
+// tensor-ops path (kthvalue + tie fix-up), which CUDA still takes.
+void BM_TorchTopK(benchmark::State& state) {
+  const Setup s = Parse(state);
+  const at::Tensor& x = Delta(s.d);
+  for (auto _ : state) {
+    auto r = at::topk(x.abs(), s.k, /*dim=*/0, /*largest=*/true,
+                      /*sorted=*/false);
+    benchmark::DoNotOptimize(std::get<1>(r).data_ptr());
+  }
+  state.SetItemsProcessed(state.iterations() * s.d);
+}
+
+// The radix select alone, without TopK's input checks.
+void BM_RadixTopKRaw(benchmark::State& state) {
+  const Setup s = Parse(state);
+  const at::Tensor& x = Delta(s.d);
+  for (auto _ : state) {
+    SparseDelta r;
+    RadixTopK(x.data_ptr<float>(), s.d, s.k, &r);
+    benchmark::DoNotOptimize(r.indices.data());
+  }
+  state.SetItemsProcessed(state.iterations() * s.d);
+}
+
+void BM_TopKTensorOps(benchmark::State& state) {
+  const Setup s = Parse(state);
+  const at::Tensor& x = Delta(s.d);
+  for (auto _ : state) {
+    auto r = TopKWithTensorOps(x, s.k);
+    benchmark::DoNotOptimize(r->indices.data());
+  }
+  state.SetItemsProcessed(state.iterations() * s.d);
+}
+
 void BM_Encode(benchmark::State& state) {
   const Setup s = Parse(state);
   const SparseDelta sparse = MustTopK(state, Delta(s.d), s.k);
@@ -143,6 +180,9 @@ void SizesAllTypes(benchmark::internal::Benchmark* b) {
 
 BENCHMARK(BM_TopKEncode)->Apply(SizesAllTypes);
 BENCHMARK(BM_TopK)->Apply(Sizes);
+BENCHMARK(BM_TorchTopK)->Apply(Sizes);
+BENCHMARK(BM_TopKTensorOps)->Apply(Sizes);
+BENCHMARK(BM_RadixTopKRaw)->Apply(Sizes);
 BENCHMARK(BM_Encode)->Apply(SizesAllTypes);
 BENCHMARK(BM_Decode)->Apply(SizesAllTypes);
 

@@ -9,6 +9,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "common/radix_topk.h"
 
 namespace shefl {
 namespace {
@@ -21,7 +22,7 @@ absl::Status TorchError(const c10::Error& e) {
       absl::StrCat("torch: ", e.what_without_backtrace()));
 }
 
-absl::Status CheckDelta(const at::Tensor& x) {
+absl::Status CheckShape(const at::Tensor& x) {
   if (!x.defined()) return absl::InvalidArgumentError("delta is undefined");
   if (x.dim() != 1) {
     return absl::InvalidArgumentError(
@@ -31,6 +32,11 @@ absl::Status CheckDelta(const at::Tensor& x) {
     return absl::InvalidArgumentError(absl::StrCat(
         "delta must be fp32, got ", c10::toString(x.scalar_type())));
   }
+  return absl::OkStatus();
+}
+
+absl::Status CheckDelta(const at::Tensor& x) {
+  if (absl::Status s = CheckShape(x); !s.ok()) return s;
   const at::Tensor finite = at::isfinite(x);
   if (finite.all().item<bool>()) return absl::OkStatus();
   const int64_t i = at::logical_not(finite).nonzero()[0][0].item<int64_t>();
@@ -99,13 +105,23 @@ bool SparseIsValid(const SparseDelta& s) {
 
 }  // namespace
 
-absl::StatusOr<SparseDelta> TopK(const at::Tensor& delta, int64_t k) {
+namespace {
+
+absl::StatusOr<SparseDelta> TopKImpl(const at::Tensor& delta, int64_t k,
+                                     bool radix_on_cpu) {
   try {
-    if (absl::Status s = CheckDelta(delta); !s.ok()) return s;
+    if (absl::Status s = CheckShape(delta); !s.ok()) return s;
     const at::Tensor x = delta.contiguous();
     const int64_t d = x.numel();
     k = std::clamp<int64_t>(k, 0, d);
     SparseDelta out;
+    // On the CPU the radix select's first pass also finds NaN/Inf; the
+    // tensor-ops check below then only runs to name the bad index.
+    if (radix_on_cpu && x.device().is_cpu() &&
+        d <= std::numeric_limits<uint32_t>::max() &&
+        RadixTopK(x.data_ptr<float>(), d, k, &out))
+      return out;
+    if (absl::Status s = CheckDelta(x); !s.ok()) return s;
     out.dim = static_cast<uint64_t>(d);
     if (k == 0) return out;
     const at::Tensor idx =
@@ -116,6 +132,17 @@ absl::StatusOr<SparseDelta> TopK(const at::Tensor& delta, int64_t k) {
   } catch (const c10::Error& e) {
     return TorchError(e);
   }
+}
+
+}  // namespace
+
+absl::StatusOr<SparseDelta> TopK(const at::Tensor& delta, int64_t k) {
+  return TopKImpl(delta, k, /*radix_on_cpu=*/true);
+}
+
+absl::StatusOr<SparseDelta> TopKWithTensorOps(const at::Tensor& delta,
+                                              int64_t k) {
+  return TopKImpl(delta, k, /*radix_on_cpu=*/false);
 }
 
 at::Tensor Densify(const SparseDelta& sparse, at::Device device) {

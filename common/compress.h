@@ -27,7 +27,15 @@ namespace shefl {
 // ascending; ties at the k-th magnitude go to the lower indices. k is
 // clamped to [0, d]. InvalidArgument for a non-1-D or non-fp32 tensor or
 // one holding NaN/Inf.
+// On the CPU a radix select over the float bits (common/radix_topk.h);
+// elsewhere tensor ops on the tensor's device.
 absl::StatusOr<SparseDelta> TopK(const at::Tensor& delta, int64_t k);
+
+// The same result by tensor ops alone (kthvalue, then a tie fix-up) on any
+// device: the path CUDA takes, and the reference the radix select is
+// tested against.
+absl::StatusOr<SparseDelta> TopKWithTensorOps(const at::Tensor& delta,
+                                              int64_t k);
 
 // The dense fp32 vector of a SparseDelta (zeros where nothing was sent), on
 // `device`. For tests and error feedback; expects what the codec

@@ -4,6 +4,7 @@
 #ifndef SHEFL_COMMON_SPARSE_DELTA_H_
 #define SHEFL_COMMON_SPARSE_DELTA_H_
 
+#include <cstddef>
 #include <cstdint>
 #include <vector>
 

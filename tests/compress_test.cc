@@ -152,6 +152,37 @@ TEST_CASE("TopK breaks ties by lower index") {
   CHECK(MustTopK(x, 50).indices == s.indices);
 }
 
+TEST_CASE("the CPU radix select equals the tensor-ops top-k, ties included") {
+  int checked = 0;
+  for (int64_t d : {1, 2, 7, 1000, 65537, 300001}) {
+    for (double density : {0.0001, 0.02, 0.1, 0.5, 0.999}) {
+      const int64_t k = std::max<int64_t>(1, static_cast<int64_t>(density * d));
+      at::Tensor x = RandomDelta(d, 1000 + d + k);
+      // Coarse values make ties at the k-th magnitude, and signed zeros
+      // and subnormals must order like their magnitudes.
+      if (k % 2 == 0) x = (x * 4).round() / 4;
+      if (d > 2) {
+        x[0] = -0.0f;
+        x[1] = 1e-40f;
+        x[2] = -1e-40f;
+      }
+      INFO("d " << d << " k " << k);
+      auto radix = TopK(x, k);
+      auto ops = TopKWithTensorOps(x, k);
+      REQUIRE(radix.ok());
+      REQUIRE(ops.ok());
+      CHECK(radix->indices == ops->indices);
+      CHECK(radix->values == ops->values);
+      CHECK(radix->indices == ReferenceTopK(x, k));
+      ++checked;
+    }
+  }
+  CHECK(checked == 30);
+  // Every magnitude equal: the first k indices win.
+  const SparseDelta same = MustTopK(at::full({1000}, -0.5f), 10);
+  CHECK(same.indices == std::vector<uint32_t>{0, 1, 2, 3, 4, 5, 6, 7, 8, 9});
+}
+
 TEST_CASE("TopK edge cases: k = 0, k = d, clamping, bad input") {
   const at::Tensor x = RandomDelta(1000, 2);
   SparseDelta s = MustTopK(x, 0);
