@@ -70,23 +70,33 @@ TEST_CASE("the coordinator's per-client bytes equal each daemon's, exactly") {
   RunLauncher(dir, out, 3);
   // (round, client) -> counts, from the daemons' own books.
   std::map<std::pair<int, std::string>, nlohmann::json> daemon_books;
+  size_t daemon_entries = 0;  // a pair booked by two daemons shows here
   for (const auto& e : std::filesystem::directory_iterator(out + "/daemons"))
     for (const auto& line : ReadJsonl(e.path().string()))
-      for (const auto& [client, counts] : line["bytes_by_client"].items())
+      for (const auto& [client, counts] : line["bytes_by_client"].items()) {
         daemon_books[{line["round"].get<int>(), client}] = counts;
-  int compared = 0;
-  for (const auto& line : ReadJsonl(out + "/rounds.jsonl")) {
-    const int round = line["round"];
-    for (const auto& [client, counts] : line["bytes_by_client"].items()) {
-      INFO("round " << round << " client " << client);
-      auto it = daemon_books.find({round, client});
-      REQUIRE(it != daemon_books.end());
-      CHECK(it->second == counts);
-      CHECK(counts["payload_up"].get<uint64_t>() > 0);
-      ++compared;
-    }
+        ++daemon_entries;
+      }
+  CHECK(daemon_entries == daemon_books.size());
+  // The same (round, client) -> counts from the coordinator's rounds.jsonl.
+  std::map<std::pair<int, std::string>, nlohmann::json> coordinator_books;
+  for (const auto& line : ReadJsonl(out + "/rounds.jsonl"))
+    for (const auto& [client, counts] : line["bytes_by_client"].items())
+      coordinator_books[{line["round"].get<int>(), client}] = counts;
+  // Both ways: no entry on either side that the other lacks, equal values.
+  REQUIRE(coordinator_books.size() == 3u * 5u);
+  CHECK(daemon_books.size() == coordinator_books.size());
+  for (const auto& [key, counts] : coordinator_books) {
+    INFO("round " << key.first << " client " << key.second);
+    auto it = daemon_books.find(key);
+    REQUIRE(it != daemon_books.end());
+    CHECK(it->second == counts);
+    CHECK(counts["payload_up"].get<uint64_t>() > 0);
   }
-  CHECK(compared == 3 * 5);
+  for (const auto& [key, counts] : daemon_books) {
+    INFO("daemon-side round " << key.first << " client " << key.second);
+    CHECK(coordinator_books.count(key) == 1u);
+  }
 }
 
 TEST_CASE("a bad config stops the coordinator at start, naming the key") {
