@@ -120,8 +120,16 @@ const v1::Task* FindTask(const std::vector<v1::Task>& tasks, int num_models) {
   return nullptr;
 }
 
+const v1::ModelTask* FindModel(const v1::Task& t, uint64_t model_id) {
+  for (const auto& mt : t.models())
+    if (mt.model_id() == model_id) return &mt;
+  return nullptr;
+}
+
 TEST_CASE("bad uploads are refused with a reason, counted, and never touch a model") {
-  Harness h("round_deadline_s: 4\n");
+  // Nothing is accepted in round 1, so it ends at the deadline: generous, so
+  // that a loaded machine still sends every bad upload inside it.
+  Harness h("round_deadline_s: 20\n");
   auto tasks = h.NextTasks();
   REQUIRE(tasks.size() == 5u);
   const v1::Task* lpc = FindTask(tasks, 1);
@@ -191,16 +199,24 @@ TEST_CASE("bad uploads are refused with a reason, counted, and never touch a mod
   CHECK(rounds[0]["updates_rejected"] == 9);
   CHECK(rounds[0]["updates_accepted"] == 0);
 
-  // Round 2: a good upload is accepted, its duplicate refused; a late one
-  // (for round 1) counted late.
-  const v1::Task* lpc2 = FindTask(next, 1);
-  REQUIRE(lpc2);
-  const auto& mt2 = lpc2->models(0);
-  auto good2 = *EncodeSparseDelta(Delta(d, mt2.k()), ValueType::kFp32);
-  CHECK(h.Upload(HeaderFor(h.session, *lpc2, mt2, good2.size()), good2).ok());
-  expect(h.Upload(HeaderFor(h.session, *lpc2, mt2, good2.size()), good2),
+  // Round 2: an HPC's update of the same model X as round 1's LPC task is
+  // accepted and its duplicate refused; round 1's update of X, now late and
+  // with large values, is counted late and must never reach X.
+  const uint64_t x = mt.model_id();
+  const v1::Task* hpc = FindTask(next, 3);
+  REQUIRE(hpc);
+  const v1::ModelTask* mx = FindModel(*hpc, x);
+  REQUIRE(mx);
+  const std::vector<float> before = *h.coordinator->state().store->Get(x);
+  const SparseDelta accepted = Delta(d, mx->k());
+  auto good2 = *EncodeSparseDelta(accepted, ValueType::kFp32);
+  CHECK(h.Upload(HeaderFor(h.session, *hpc, *mx, good2.size()), good2).ok());
+  expect(h.Upload(HeaderFor(h.session, *hpc, *mx, good2.size()), good2),
          grpc::StatusCode::ALREADY_EXISTS, "duplicate");
-  expect(h.Upload(HeaderFor(h.session, *lpc, mt, good.size()), good),
+  SparseDelta loud = Delta(d, k);
+  for (float& v : loud.values) v = 0.5f;
+  auto late = *EncodeSparseDelta(loud, ValueType::kFp32);
+  expect(h.Upload(HeaderFor(h.session, *lpc, mt, late.size()), late),
          grpc::StatusCode::FAILED_PRECONDITION, "late");
   h.NextTasks();
   rounds = testing::ReadJsonl(h.dir / "out/rounds.jsonl");
@@ -208,10 +224,20 @@ TEST_CASE("bad uploads are refused with a reason, counted, and never touch a mod
   CHECK(rounds[1]["updates_accepted"] == 1);
   CHECK(rounds[1]["updates_rejected"] == 1);
   CHECK(rounds[1]["updates_late"] == 1);
+  // X moved by exactly the accepted update (one HPC update alone: beta = 1,
+  // weight 1), and no other model moved.
+  std::vector<float> expected = before;
+  for (size_t i = 0; i < accepted.nnz(); ++i)
+    expected[accepted.indices[i]] += accepted.values[i];
+  const std::vector<float> after_x = *h.coordinator->state().store->Get(x);
+  REQUIRE(after_x.size() == expected.size());
+  size_t differ = 0;
+  for (size_t j = 0; j < expected.size(); ++j) differ += after_x[j] != expected[j];
+  CHECK(differ == 0u);
   auto after = h.coordinator->state().store->Digests();
-  int changed = 0;
-  for (size_t m = 0; m < after.size(); ++m) changed += after[m] != digests[m];
-  CHECK(changed == 1);  // only the model of the accepted update moved
+  for (size_t m = 0; m < after.size(); ++m)
+    if (m != x) CHECK(after[m] == digests[m]);
+  CHECK(after[x] != digests[x]);
 }
 
 TEST_CASE("an upload's payload bytes are the codec's prediction plus framing") {
