@@ -240,6 +240,71 @@ TEST_CASE("bad uploads are refused with a reason, counted, and never touch a mod
   CHECK(after[x] != digests[x]);
 }
 
+TEST_CASE("a deadline closes a round with what arrived, late updates never applied") {
+  Harness h("round_deadline_s: 10\n");
+  auto tasks = h.NextTasks();
+  REQUIRE(tasks.size() == 5u);
+  const uint64_t d = h.dim();
+  const auto digests = h.coordinator->state().store->Digests();
+  std::vector<std::vector<float>> before;
+  for (int m = 0; m < 3; ++m) before.push_back(*h.coordinator->state().store->Get(m));
+  // Of 2 HPCs (3 models each) and 3 LPCs only the first HPC uploads.
+  std::vector<const v1::Task*> hpcs;
+  for (const auto& t : tasks)
+    if (t.models_size() == 3) hpcs.push_back(&t);
+  REQUIRE(hpcs.size() == 2u);
+  std::vector<SparseDelta> sent(3);
+  for (const auto& mt : hpcs[0]->models()) {
+    SparseDelta delta = Delta(d, mt.k());
+    for (float& v : delta.values) v += 0.01f * (mt.model_id() + 1);
+    auto blob = *EncodeSparseDelta(delta, ValueType::kFp32);
+    REQUIRE(h.Upload(HeaderFor(h.session, *hpcs[0], mt, blob.size()), blob).ok());
+    sent[mt.model_id()] = delta;
+  }
+  auto next = h.NextTasks();  // the deadline closed round 1
+  REQUIRE(next.size() == 5u);
+  auto rounds = testing::ReadJsonl(h.dir / "out/rounds.jsonl");
+  REQUIRE(rounds.size() == 1u);
+  CHECK(rounds[0]["updates_expected"] == 2 * 3 + 3);
+  CHECK(rounds[0]["updates_accepted"] == 3);
+  CHECK(rounds[0]["completed"] == std::vector<int64_t>{hpcs[0]->client_id()});
+  // Every model moved by exactly the one HPC update that arrived.
+  auto check_models = [&](const char* when) {
+    for (int m = 0; m < 3; ++m) {
+      INFO(when << ", model " << m);
+      std::vector<float> expected = before[m];
+      for (size_t i = 0; i < sent[m].nnz(); ++i)
+        expected[sent[m].indices[i]] += sent[m].values[i];
+      CHECK(*h.coordinator->state().store->Get(m) == expected);
+    }
+  };
+  check_models("after round 1");
+
+  // The missing HPC and an LPC upload now, for round 1: late, refused,
+  // counted in the round during which they arrive, never applied.
+  int late_sent = 0;
+  for (const v1::Task* t : {hpcs[1], FindTask(tasks, 1)}) {
+    REQUIRE(t);
+    for (const auto& mt : t->models()) {
+      SparseDelta loud = Delta(d, mt.k());
+      for (float& v : loud.values) v = 0.5f;
+      auto blob = *EncodeSparseDelta(loud, ValueType::kFp32);
+      auto st = h.Upload(HeaderFor(h.session, *t, mt, blob.size()), blob);
+      INFO(st.error_message());
+      CHECK(st.error_code() == grpc::StatusCode::FAILED_PRECONDITION);
+      ++late_sent;
+    }
+  }
+  CHECK(late_sent == 4);
+  h.NextTasks();  // round 2 closes at its deadline with nothing in
+  rounds = testing::ReadJsonl(h.dir / "out/rounds.jsonl");
+  REQUIRE(rounds.size() == 2u);
+  CHECK(rounds[1]["updates_late"] == 4);
+  CHECK(rounds[1]["updates_accepted"] == 0);
+  check_models("after round 2");
+  CHECK(h.coordinator->state().store->Digests() != digests);
+}
+
 TEST_CASE("an upload's payload bytes are the codec's prediction plus framing") {
   Harness h("round_deadline_s: 30\n");
   auto tasks = h.NextTasks();
