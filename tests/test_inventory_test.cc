@@ -5,6 +5,8 @@
 // told `-w NoTests`: ctest reported passes for tests that never ran.
 #include <catch2/catch.hpp>
 
+#include <sys/wait.h>
+
 #include <cstdio>
 #include <filesystem>
 #include <map>
@@ -122,6 +124,23 @@ TEST_CASE("every Catch2 test case runs under exactly one ctest entry") {
     CHECK(binaries.count(e.binary) == 1u);
     CHECK(e.warns_no_tests);  // an empty match fails instead of passing
   }
+}
+
+TEST_CASE("test code checks with Catch, not with glog's CHECK") {
+  // LibTorch brings glog, whose CHECK replaces Catch's when glog's header
+  // comes after catch.hpp: the check then aborts the binary on failure,
+  // unreported, and a pass counts nothing. glog's failure text in a test
+  // binary means some test file has that include order.
+  std::string list;
+  for (const std::string& b : TestBinaries()) list += " '" + b + "'";
+  int status = 0;
+  // Built at run time, so this binary does not hold the text itself.
+  const std::string needle = std::string("Check fail") + "ed: ";
+  const std::string hits = Capture(
+      SHEFL_BINARY_DIR, "grep -l -a -F '" + needle + "'" + list, &status);
+  INFO(hits);
+  CHECK(hits.empty());
+  CHECK(WEXITSTATUS(status) == 1);  // grep ran and found nothing
 }
 
 }  // namespace

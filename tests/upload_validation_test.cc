@@ -1,123 +1,22 @@
 // A real coordinator on 127.0.0.1, and the test as its only daemon, talking
-// gRPC over the socket: exact upload framing, and every kind of bad upload
-// refused with a reason, counted, and kept away from the global models.
-#include <grpcpp/create_channel.h>
+// gRPC over the socket: exact upload framing, every kind of bad upload
+// refused with a reason, counted, and kept away from the global models, and
+// a round closed by its deadline with part of its updates.
+#include "tests/coordinator_harness.h"  // first: see its comment
 
 #include <catch2/catch.hpp>
 
 #include <thread>
 
-#include "common/codec.h"
 #include "common/varint.h"
-#include "common/wire.h"
-#include "server/coordinator.h"
-#include "shefl.grpc.pb.h"
-#include "tests/test_support.h"
 
 namespace shefl {
 namespace {
-
-using testing::TempDir;
-
-struct Harness {
-  TempDir dir;
-  std::unique_ptr<Coordinator> coordinator;
-  std::thread runner;
-  absl::Status run_status;
-  std::unique_ptr<v1::Coordinator::Stub> stub;
-  std::string session;
-  grpc::ClientContext feed_ctx;
-  std::unique_ptr<grpc::ClientReader<v1::FeedMessage>> feed;
-
-  explicit Harness(const std::string& extra) {
-    testing::WriteFile(dir / "c.yaml", testing::SyntheticConfig(extra));
-    CoordinatorOptions o;
-    o.config_path = dir / "c.yaml";
-    o.listen = "127.0.0.1:0";
-    o.out_dir = dir / "out";
-    o.threads = 1;
-    auto c = Coordinator::Create(o);
-    REQUIRE(c.ok());
-    coordinator = std::move(*c);
-    runner = std::thread([this] { run_status = coordinator->Run(); });
-    stub = v1::Coordinator::NewStub(grpc::CreateChannel(
-        "127.0.0.1:" + std::to_string(coordinator->listening_port()),
-        grpc::InsecureChannelCredentials()));
-    v1::RegisterRequest req;
-    req.set_daemon_name("test-daemon");
-    for (int i = 0; i < 8; ++i) req.add_clients()->set_client_id(i);
-    v1::RegisterReply reply;
-    grpc::ClientContext ctx;
-    REQUIRE(stub->Register(&ctx, req, &reply).ok());
-    session = reply.session_id();
-    v1::TaskFeedRequest f;
-    f.set_session_id(session);
-    feed = stub->TaskFeed(&feed_ctx, f);
-  }
-  ~Harness() {
-    coordinator->RequestStop();
-    feed_ctx.TryCancel();
-    runner.join();
-  }
-
-  // The tasks of the next round.
-  std::vector<v1::Task> NextTasks() {
-    std::vector<v1::Task> tasks;
-    v1::FeedMessage m;
-    while (tasks.size() < 5 && feed->Read(&m))
-      if (m.has_task()) tasks.push_back(m.task());
-    return tasks;
-  }
-
-  grpc::Status Upload(const v1::UploadHeader& h, const std::string& blob,
-                      bool with_header = true) {
-    grpc::ClientContext ctx;
-    v1::UploadReply reply;
-    auto w = stub->UploadDelta(&ctx, &reply);
-    for (auto chunk : MakeUploadChunks(h, blob)) {
-      if (!with_header) chunk.clear_header();
-      if (!w->Write(chunk)) break;
-    }
-    w->WritesDone();
-    return w->Finish();
-  }
-
-  uint64_t dim() { return coordinator->state().store->dim(); }
-};
-
-v1::UploadHeader HeaderFor(const std::string& session, const v1::Task& t,
-                           const v1::ModelTask& mt, uint64_t size) {
-  v1::UploadHeader h;
-  h.set_session_id(session);
-  h.set_round(t.round());
-  h.set_client_id(t.client_id());
-  h.set_model_id(mt.model_id());
-  h.set_model_version(mt.model_version());
-  h.set_encoded_size(size);
-  h.set_num_samples(10);
-  return h;
-}
 
 void AppendVarint(std::string* out, uint64_t v) {
   uint8_t buf[10];
   const uint8_t* end = PutVarint(buf, v);
   out->append(reinterpret_cast<const char*>(buf), end - buf);
-}
-
-SparseDelta Delta(uint64_t dim, uint64_t k) {
-  SparseDelta d;
-  d.dim = dim;
-  for (uint64_t i = 0; i < k; ++i) {
-    d.indices.push_back(static_cast<uint32_t>(i * (dim / k)));
-    d.values.push_back(0.001f * (i % 7));
-  }
-  return d;
-}
-
-const v1::Task* FindTask(const std::vector<v1::Task>& tasks, int num_models) {
-  for (const auto& t : tasks)
-    if (t.models_size() == num_models) return &t;
-  return nullptr;
 }
 
 const v1::ModelTask* FindModel(const v1::Task& t, uint64_t model_id) {

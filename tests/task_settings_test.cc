@@ -1,0 +1,72 @@
+// What the coordinator puts in the tasks it pushes, round by round, read
+// off the task feed of a real coordinator by the test acting as its daemon:
+// the decayed learning rate (the wiring, not only RoundLearningRate's
+// formula), HPC and LPC epochs, batch size and FedProx's mu.
+#include "tests/coordinator_harness.h"  // first: see its comment
+
+#include <catch2/catch.hpp>
+
+#include <cmath>
+
+namespace shefl {
+namespace {
+
+// Rounds close at a short deadline: the test uploads nothing.
+constexpr const char* kSettings =
+    "round_deadline_s: 0.5\n"
+    "rounds: 5\n"
+    "eval:\n"
+    "  every: 100\n";
+
+TEST_CASE("tasks carry the learning rate decayed for their round") {
+  Harness h(std::string(kSettings) +
+            "train:\n"
+            "  lr: 0.1\n"
+            "  lr_decay: 0.5\n"
+            "  lr_decay_every: 2\n"
+            "  local_epochs: 2\n"
+            "  hpc_local_epochs: 7\n"
+            "  batch_size: 24\n");
+  for (int round = 1; round <= 5; ++round) {
+    const auto tasks = h.NextTasks();
+    REQUIRE(tasks.size() == 5u);
+    // lr * decay^floor((round - 1) / every): 0.1, 0.1, 0.05, 0.05, 0.025.
+    const double lr = 0.1 * std::pow(0.5, (round - 1) / 2);
+    int hpc = 0;
+    for (const auto& t : tasks) {
+      INFO("round " << round << " client " << t.client_id());
+      CHECK(t.round() == round);
+      CHECK(t.train().lr() == Approx(lr).epsilon(1e-12));
+      CHECK(t.train().batch_size() == 24);
+      CHECK(t.train().prox_mu() == 0);
+      const bool is_hpc = t.models_size() == 3;
+      hpc += is_hpc;
+      CHECK(t.train().local_epochs() == (is_hpc ? 7 : 2));
+    }
+    CHECK(hpc == 2);
+  }
+}
+
+TEST_CASE("FedProx tasks carry mu and every client trains the one model") {
+  Harness h(std::string(kSettings) +
+            "method: fedprox\n"
+            "model:\n"
+            "  num_models: 1\n"
+            "train:\n"
+            "  prox_mu: 0.25\n"
+            "  hpc_local_epochs: 7\n");
+  for (int round = 1; round <= 2; ++round) {
+    const auto tasks = h.NextTasks();
+    REQUIRE(tasks.size() == 5u);
+    for (const auto& t : tasks) {
+      INFO("round " << round << " client " << t.client_id());
+      CHECK(t.train().prox_mu() == Approx(0.25));
+      REQUIRE(t.models_size() == 1);
+      CHECK(t.models(0).model_id() == 0);
+      CHECK(t.train().local_epochs() == 1);  // no tiers: hpc_local_epochs unused
+    }
+  }
+}
+
+}  // namespace
+}  // namespace shefl
