@@ -1,5 +1,6 @@
 // shefl-client --coordinator HOST:PORT --clients 0-24 [--device auto]
 //     [--name NAME] [--out DIR] [--metrics-listen HOST:PORT] [--threads N]
+//     [--max-backoff-s S]
 #include <atomic>
 
 #include "client/daemon.h"
@@ -15,8 +16,10 @@ void OnSignal(int) {
 constexpr const char* kUsage =
     "usage: shefl-client --coordinator HOST:PORT --clients RANGES\n"
     "         [--device auto|cpu|cuda|cuda:N] [--name NAME] [--out DIR]\n"
-    "         [--metrics-listen HOST:PORT] [--threads N]\n"
-    "  RANGES: logical client ids, e.g. 0-24 or 0-4,10-14\n";
+    "         [--metrics-listen HOST:PORT] [--threads N] [--max-backoff-s S]\n"
+    "  RANGES: logical client ids, e.g. 0-24 or 0-4,10-14\n"
+    "  --max-backoff-s: longest wait between reconnects (default 30; the\n"
+    "                   wait starts at 0.25 s and doubles, with jitter)\n";
 
 }  // namespace
 
@@ -36,6 +39,7 @@ int main(int argc, char** argv) {
       {"--out", shefl::SetString(&o.out_dir)},
       {"--metrics-listen", shefl::SetString(&o.metrics_listen)},
       {"--threads", shefl::SetInt("--threads", &o.threads)},
+      {"--max-backoff-s", shefl::SetSeconds("--max-backoff-s", &o.max_backoff_s)},
   };
   auto run = [&]() -> absl::Status {
     auto daemon = shefl::Daemon::Create(o);

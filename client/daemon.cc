@@ -16,6 +16,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
+#include "common/backoff.h"
 #include "common/device.h"
 #include "common/log.h"
 #include "common/metrics_server.h"
@@ -87,8 +88,7 @@ absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Create(DaemonOptions o) {
 }
 
 absl::Status Daemon::Run() {
-  std::mt19937_64 jitter(std::random_device{}());
-  double backoff = 0.25;
+  Backoff backoff(o_.initial_backoff_s, o_.max_backoff_s, std::random_device{}());
   while (!stop_) {
     auto channel = grpc::CreateChannel(o_.coordinator,
                                        grpc::InsecureChannelCredentials());
@@ -96,19 +96,17 @@ absl::Status Daemon::Run() {
     auto end = Session(stub);
     if (end.ok() && *end == SessionEnd::kShutdown) return absl::OkStatus();
     if (!end.ok() && !absl::IsUnavailable(end.status())) return end.status();
-    if (end.ok()) backoff = 0.25;  // a session ran: start over
+    if (end.ok()) backoff.Reset();  // a session ran: start over
     if (stop_) break;
-    const double delay =
-        backoff * std::uniform_real_distribution<double>(0.5, 1.5)(jitter);
+    const double delay = backoff.NextDelay();
     LogLine(o_.name, absl::StrFormat(
-                         "coordinator %s %s; reconnecting in %.1f s",
+                         "coordinator %s %s; reconnecting in %.2f s",
                          o_.coordinator,
                          end.ok() ? "went away" : "unreachable", delay));
     const auto until = std::chrono::steady_clock::now() +
                        std::chrono::duration<double>(delay);
     while (!stop_ && std::chrono::steady_clock::now() < until)
       std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    backoff = std::min(backoff * 2, o_.max_backoff_s);
   }
   return absl::OkStatus();
 }

@@ -36,7 +36,8 @@ struct DaemonOptions {
   std::string out_dir = ".";      // <out_dir>/<name>.jsonl
   std::string metrics_listen;
   int threads = 0;
-  double max_backoff_s = 30;
+  double initial_backoff_s = 0.25;  // reconnect delay, doubling...
+  double max_backoff_s = 30;        // ...up to this (common/backoff.h)
 };
 
 // Parses "0-24", "3", "0-4,10-14" into ascending unique ids.

@@ -34,6 +34,18 @@ std::function<absl::Status(const std::string&)> SetInt(const std::string& flag,
   };
 }
 
+std::function<absl::Status(const std::string&)> SetSeconds(
+    const std::string& flag, double* out) {
+  return [flag, out](const std::string& v) {
+    double s = 0;
+    if (!absl::SimpleAtod(v, &s) || !(s >= 0) || s > 86400)
+      return absl::InvalidArgumentError(absl::StrCat(
+          flag, " '", v, "': expected seconds between 0 and 86400"));
+    *out = s;
+    return absl::OkStatus();
+  };
+}
+
 int RunMain(int argc, char** argv, const std::string& program,
             const std::string& usage, const FlagSetters& setters,
             const std::function<absl::Status()>& run, void (*stop)(int)) {

@@ -31,6 +31,9 @@ std::function<absl::Status(const std::string&)> AppendString(
     std::vector<std::string>* out);
 std::function<absl::Status(const std::string&)> SetInt(const std::string& flag,
                                                        int* out);
+// A duration in seconds: finite, >= 0 and at most a day.
+std::function<absl::Status(const std::string&)> SetSeconds(
+    const std::string& flag, double* out);
 
 }  // namespace shefl
 

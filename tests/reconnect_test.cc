@@ -4,8 +4,11 @@
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <thread>
+#include <vector>
 
 #include "tests/test_support.h"
 
@@ -34,7 +37,10 @@ TEST_CASE("daemons started before the coordinator connect when it comes up") {
   WriteFile(dir / "c.yaml", SyntheticConfig());
   const int port = FreePort();
   const int d = Spawn(Daemon(dir, port, "0-7", "early"), dir / "d.log");
-  std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+  // The coordinator starts once the daemon has failed and is backing off.
+  REQUIRE(WaitUntil(
+      [&] { return ReadFile(dir / "d.log").find("reconnecting") != std::string::npos; },
+      120));
   const int c = Spawn(Coordinator(dir, port), dir / "c.log");
   INFO(ReadFile(dir / "c.log") << ReadFile(dir / "d.log"));
   CHECK(WaitFor(c, 300) == 0);
@@ -54,9 +60,8 @@ TEST_CASE("a daemon killed mid-run is started again and the run completes") {
   const int d0 = Spawn(Daemon(dir, port, "0-3", "d0"), dir / "d0.log");
   int d1 = Spawn(Daemon(dir, port, "4-7", "d1"), dir / "d1.log");
   // Kill d1 once the first round is recorded, then bring it back.
-  for (int i = 0; i < 1200 && ReadJsonl(dir / "run/rounds.jsonl").empty(); ++i)
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  REQUIRE(ReadJsonl(dir / "run/rounds.jsonl").size() >= 1u);
+  REQUIRE(WaitUntil([&] { return !ReadJsonl(dir / "run/rounds.jsonl").empty(); },
+                    240));
   ::kill(-d1, SIGKILL);
   WaitFor(d1, 10);
   d1 = Spawn(Daemon(dir, port, "4-7", "d1"), dir / "d1-again.log");
@@ -76,6 +81,43 @@ TEST_CASE("a daemon killed mid-run is started again and the run completes") {
        at = log.find("registered daemon 'd1'", at + 1))
     ++registrations;
   CHECK(registrations == 2u);
+}
+
+// The "reconnecting in X s" delays a daemon logs, in order.
+std::vector<double> ReconnectDelays(const std::string& log) {
+  std::vector<double> out;
+  const std::string mark = "reconnecting in ";
+  for (size_t at = log.find(mark); at != std::string::npos;
+       at = log.find(mark, at + 1))
+    out.push_back(std::strtod(log.c_str() + at + mark.size(), nullptr));
+  return out;
+}
+
+TEST_CASE("a daemon that cannot reach the coordinator backs off, doubling to the cap") {
+  TempDir dir;
+  const int port = FreePort();  // nothing listens there
+  std::vector<std::string> argv = Daemon(dir, port, "0-3", "lonely");
+  argv.insert(argv.end(), {"--max-backoff-s", "2"});
+  const int d = Spawn(argv, dir / "d.log");
+  // 0.25 + 0.5 + 1 + 2 + 2 s nominal, at most 1.5x that with jitter.
+  const bool six = WaitUntil(
+      [&] { return ReconnectDelays(ReadFile(dir / "d.log")).size() >= 6; }, 120);
+  ::kill(d, SIGTERM);
+  CHECK(WaitFor(d, 30) == 0);
+  const std::string log = ReadFile(dir / "d.log");
+  INFO(log);
+  REQUIRE(six);
+  const std::vector<double> delays = ReconnectDelays(log);
+  for (size_t i = 0; i < 6; ++i) {
+    const double base = std::min(0.25 * (1 << i), 2.0);
+    INFO("attempt " << i + 1 << ": base " << base << " s");
+    // Logged with two decimals: allow the rounding.
+    CHECK(delays[i] >= 0.5 * base - 0.005);
+    CHECK(delays[i] <= 1.5 * base + 0.005);
+  }
+  // The early delays cannot overlap: each band lies above the last.
+  CHECK(delays[3] > delays[0]);
+  CHECK(delays[4] > delays[1]);
 }
 
 }  // namespace
