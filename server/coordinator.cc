@@ -31,9 +31,23 @@ absl::Status Coordinator::Run() {
     if (auto st = RunRound(t); !st.ok()) return st;
   }
   const double wall = prior_wall_seconds_ + Since(start);
-  auto st = Finish(wall);
+  // Daemons first: their shutdown messages are booked too, so summary.json
+  // holds every byte the run moved (and equals shefl_bytes_total).
   ShutdownDaemons();
+  auto st = Finish(wall);
+  if (st.ok()) LingerForScrapes();
   return st;
+}
+
+void Coordinator::LingerForScrapes() {
+  if (metrics_linger_s_ <= 0 || state_->stop || exposer_ == nullptr) return;
+  LogLine("coordinator",
+          absl::StrFormat("serving the final /metrics for %.0f s (SIGTERM "
+                          "ends it)",
+                          metrics_linger_s_));
+  const auto until = Clock::now() + std::chrono::duration<double>(metrics_linger_s_);
+  while (!state_->stop && Clock::now() < until)
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
 }
 
 void Coordinator::WaitForDaemons() {

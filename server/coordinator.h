@@ -30,6 +30,9 @@ struct CoordinatorOptions {
   std::string out_dir;     // overrides config out_dir
   std::string resume_dir;  // continue this run from its checkpoint
   int threads = 0;         // torch threads for evaluation; 0: all cores
+  // After the run, keep serving /metrics this long (SIGTERM ends it), so a
+  // scraper sees the final values.
+  double metrics_linger_s = 0;
 };
 
 class Coordinator {
@@ -62,6 +65,7 @@ class Coordinator {
   void RecordEvaluation(const EvalResult& r, int64_t round);
   absl::Status Finish(double wall_seconds);
   void ShutdownDaemons();
+  void LingerForScrapes();
 
   std::unique_ptr<CoordinatorState> state_;
   std::unique_ptr<Evaluator> evaluator_;
@@ -72,6 +76,7 @@ class Coordinator {
   std::unique_ptr<MetricsServer> exposer_;
   int port_ = 0;
   int64_t first_round_ = 0;  // t of the first round this process runs
+  double metrics_linger_s_ = 0;
 
   // Evaluation history, for rounds.jsonl and summary.json.
   EvalResult last_eval_;

@@ -1,5 +1,6 @@
 // shefl-coordinator --config FILE [--set key=value]... [--listen HOST:PORT]
 //     [--metrics-listen HOST:PORT] [--out DIR] [--resume RUN_DIR]
+//     [--threads N] [--metrics-linger-s S]
 #include <atomic>
 
 #include "common/flags.h"
@@ -15,8 +16,10 @@ void OnSignal(int) {
 constexpr const char* kUsage =
     "usage: shefl-coordinator --config FILE [--set key=value]...\n"
     "         [--listen HOST:PORT] [--metrics-listen HOST:PORT] [--out DIR]\n"
-    "         [--resume RUN_DIR] [--threads N]\n"
-    "  --listen defaults to 127.0.0.1:50051; use 0.0.0.0:PORT to serve a lab.\n";
+    "         [--resume RUN_DIR] [--threads N] [--metrics-linger-s S]\n"
+    "  --listen defaults to 127.0.0.1:50051; use 0.0.0.0:PORT to serve a lab.\n"
+    "  --metrics-linger-s: after the run, keep serving /metrics S seconds so\n"
+    "                      Prometheus scrapes the final values (SIGTERM ends it)\n";
 
 }  // namespace
 
@@ -30,6 +33,8 @@ int main(int argc, char** argv) {
       {"--out", shefl::SetString(&o.out_dir)},
       {"--resume", shefl::SetString(&o.resume_dir)},
       {"--threads", shefl::SetInt("--threads", &o.threads)},
+      {"--metrics-linger-s",
+       shefl::SetSeconds("--metrics-linger-s", &o.metrics_linger_s)},
   };
   auto run = [&]() -> absl::Status {
     if (o.config_path.empty() && o.resume_dir.empty())

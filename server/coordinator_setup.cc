@@ -105,6 +105,7 @@ absl::StatusOr<std::unique_ptr<Coordinator>> Coordinator::Create(
 }
 
 absl::Status Coordinator::StartServers(const CoordinatorOptions& o) {
+  metrics_linger_s_ = o.metrics_linger_s;
   auto exposer = MetricsServer::Start(o.metrics_listen, state_->metrics.registry());
   if (!exposer.ok()) return exposer.status();
   exposer_ = std::move(*exposer);
