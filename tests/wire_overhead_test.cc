@@ -11,8 +11,10 @@
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <filesystem>
 #include <iostream>
+#include <limits>
 #include <map>
 #include <string>
 #include <vector>
@@ -26,11 +28,13 @@ using namespace testing;
 
 using Metrics = std::map<std::string, double>;
 
-// The value of a series that must be exposed.
+// The value of a series that must be exposed (NaN, which equals nothing,
+// if it is not: the check goes on to report the others).
 double Value(const Metrics& m, const std::string& series) {
   INFO("series " << series);
-  REQUIRE(m.count(series) == 1u);
-  return m.at(series);
+  CHECK(m.count(series) == 1u);
+  auto it = m.find(series);
+  return it == m.end() ? std::numeric_limits<double>::quiet_NaN() : it->second;
 }
 
 // The value of a series that may not be exposed yet (then -1).
@@ -57,6 +61,30 @@ uint64_t LineUp(const nlohmann::json& line) {
   return up;
 }
 
+// Kills the process groups of what a test spawned and did not reap, so a
+// failed check (which leaves the test case early) leaves nothing running.
+class Reaper {
+ public:
+  int Add(int pid) {
+    pids_.push_back(pid);
+    return pid;
+  }
+  // WaitFor, remembering that `pid` is gone.
+  int Wait(int pid, double timeout_s) {
+    pids_.erase(std::remove(pids_.begin(), pids_.end(), pid), pids_.end());
+    return WaitFor(pid, timeout_s);
+  }
+  ~Reaper() {
+    for (int pid : pids_) {
+      ::kill(-pid, SIGKILL);
+      WaitFor(pid, 10);
+    }
+  }
+
+ private:
+  std::vector<int> pids_;
+};
+
 // One scrape of a daemon during the run, with how many lines its books
 // held just before it.
 struct DaemonScrape {
@@ -71,19 +99,20 @@ TEST_CASE("accounted bytes are within 1% of what TCP carried, and /metrics agree
   const int d0_metrics = FreePort();
   const std::string out = dir / "run";
   const std::string coordinator_log = dir / "coordinator.log";
-  const int coordinator = Spawn(
+  Reaper reaper;
+  const int coordinator = reaper.Add(Spawn(
       {BinDir() + "/shefl-coordinator", "--config", dir / "c.yaml", "--listen",
        "127.0.0.1:" + std::to_string(grpc_port), "--metrics-listen",
        "127.0.0.1:" + std::to_string(metrics_port), "--out", out, "--threads",
        "1", "--metrics-linger-s", "300"},
-      coordinator_log);
+      coordinator_log));
   CountingRelay relay(grpc_port);
   const std::string via = "127.0.0.1:" + std::to_string(relay.port());
-  const int d0 = Spawn({BinDir() + "/shefl-client", "--coordinator", via,
-                        "--clients", "0-3", "--name", "d0", "--out",
-                        out + "/daemons", "--threads", "1", "--metrics-listen",
-                        "127.0.0.1:" + std::to_string(d0_metrics)},
-                       dir / "d0.log");
+  const int d0 = reaper.Add(Spawn(
+      {BinDir() + "/shefl-client", "--coordinator", via, "--clients", "0-3",
+       "--name", "d0", "--out", out + "/daemons", "--threads", "1",
+       "--metrics-listen", "127.0.0.1:" + std::to_string(d0_metrics)},
+      dir / "d0.log"));
   auto logs = [&] {
     return "coordinator log:\n" + ReadFile(coordinator_log) + "\nd0 log:\n" +
            ReadFile(dir / "d0.log");
@@ -106,10 +135,10 @@ TEST_CASE("accounted bytes are within 1% of what TCP carried, and /metrics agree
           120))
     FAIL("d0's /metrics never matched the coordinator's at rest\n" << logs());
 
-  const int d1 = Spawn({BinDir() + "/shefl-client", "--coordinator", via,
-                        "--clients", "4-7", "--name", "d1", "--out",
-                        out + "/daemons", "--threads", "1"},
-                       dir / "d1.log");
+  const int d1 = reaper.Add(Spawn({BinDir() + "/shefl-client", "--coordinator",
+                                  via, "--clients", "4-7", "--name", "d1",
+                                  "--out", out + "/daemons", "--threads", "1"},
+                                 dir / "d1.log"));
 
   // The run is over when summary.json exists. Meanwhile scrape d0 as often
   // as the wait polls, noting how many of its round lines were written.
@@ -121,8 +150,8 @@ TEST_CASE("accounted bytes are within 1% of what TCP carried, and /metrics agree
     return std::filesystem::exists(out + "/summary.json");
   };
   if (!WaitUntil(summary_exists, 300)) FAIL("no summary.json\n" << logs());
-  CHECK(WaitFor(d0, 60) == 0);
-  CHECK(WaitFor(d1, 60) == 0);
+  CHECK(reaper.Wait(d0, 60) == 0);
+  CHECK(reaper.Wait(d1, 60) == 0);
   // The coordinator lingers: one scrape now sees the final values.
   const std::string final_text = HttpGet(metrics_port, "/metrics");
   INFO(logs());
@@ -132,7 +161,7 @@ TEST_CASE("accounted bytes are within 1% of what TCP carried, and /metrics agree
              Catch::Contains("serving the final /metrics for 300 s"));
   // SIGTERM ends the linger at once (it would otherwise last 300 s).
   ::kill(coordinator, SIGTERM);
-  CHECK(WaitFor(coordinator, 30) == 0);
+  CHECK(reaper.Wait(coordinator, 30) == 0);
 
   auto summary = nlohmann::json::parse(ReadFile(out + "/summary.json"));
   const auto rounds = ReadJsonl(out + "/rounds.jsonl");
