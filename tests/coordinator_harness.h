@@ -13,12 +13,16 @@
 
 #include <grpcpp/create_channel.h>
 
+#include <cmath>
 #include <memory>
+#include <set>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "common/codec.h"
+#include "common/schedule.h"
 #include "common/wire.h"
 #include "server/coordinator.h"
 #include "shefl.grpc.pb.h"
@@ -92,7 +96,62 @@ struct Harness {
   }
 
   uint64_t dim() { return coordinator->state().store->dim(); }
+  std::vector<float> Weights(int64_t model) {
+    return *coordinator->state().store->Get(model);
+  }
+  bool IsHpc(int64_t client) {
+    const ExperimentConfig& c = coordinator->state().config;
+    return ClientTier(c.clients, MethodHasTiers(c.method), client) == Tier::kHpc;
+  }
+
+  // Uploads a zero-valued delta (k entries) for every (client, model) pair
+  // of `tasks` not in `skip`, so that the round completes as soon as the
+  // test is done with it instead of at its deadline. A zero update counts
+  // in its group's mean (as any update does) but moves no weight.
+  // Returns the number uploaded; every one must be accepted.
+  int UploadZeros(const std::vector<v1::Task>& tasks,
+                  const std::set<std::pair<int64_t, int64_t>>& skip = {});
 };
+
+// What one accepted update was, for the expected aggregate.
+struct SentUpdate {
+  bool hpc = false;
+  SparseDelta delta;
+};
+
+// The workload-aware rule of DESIGN.md section 2 with p_i = 1 and
+// eta_g = 1, worked out here in double: w + beta * D_H + (1 - beta) * D_L,
+// beta = `hpc_share`, 1 without LPC updates and 0 without HPC updates.
+inline std::vector<float> WorkloadAware(const std::vector<float>& w,
+                                        const std::vector<SentUpdate>& sent,
+                                        double hpc_share = 0.5) {
+  int n[2] = {0, 0};
+  for (const auto& u : sent) ++n[u.hpc ? 0 : 1];
+  double beta = hpc_share;
+  if (n[1] == 0) beta = 1;
+  if (n[0] == 0) beta = 0;
+  std::vector<double> step(w.size(), 0.0);
+  for (const auto& u : sent) {
+    const double c = u.hpc ? beta / n[0] : (1 - beta) / n[1];
+    for (size_t i = 0; i < u.delta.nnz(); ++i)
+      step[u.delta.indices[i]] += c * u.delta.values[i];
+  }
+  std::vector<float> out(w.size());
+  for (size_t j = 0; j < w.size(); ++j)
+    out[j] = static_cast<float>(w[j] + step[j]);
+  return out;
+}
+
+// How many weights of `got` differ from `want` by more than a float's
+// rounding (relative 1e-6, absolute 1e-7); -1 if the sizes differ.
+inline long CountMismatches(const std::vector<float>& got,
+                            const std::vector<float>& want) {
+  if (got.size() != want.size()) return -1;
+  long bad = 0;
+  for (size_t j = 0; j < got.size(); ++j)
+    bad += !(std::fabs(got[j] - want[j]) <= 1e-7 + 1e-6 * std::fabs(want[j]));
+  return bad;
+}
 
 inline v1::UploadHeader HeaderFor(const std::string& session, const v1::Task& t,
                            const v1::ModelTask& mt, uint64_t size) {
@@ -121,6 +180,33 @@ inline const v1::Task* FindTask(const std::vector<v1::Task>& tasks, int num_mode
   for (const auto& t : tasks)
     if (t.models_size() == num_models) return &t;
   return nullptr;
+}
+
+inline const v1::ModelTask* FindModel(const v1::Task& t, uint64_t model_id) {
+  for (const auto& mt : t.models())
+    if (mt.model_id() == model_id) return &mt;
+  return nullptr;
+}
+
+inline int Harness::UploadZeros(
+    const std::vector<v1::Task>& tasks,
+    const std::set<std::pair<int64_t, int64_t>>& skip) {
+  int sent = 0;
+  for (const auto& t : tasks) {
+    for (const auto& mt : t.models()) {
+      if (skip.count({t.client_id(), static_cast<int64_t>(mt.model_id())}))
+        continue;
+      SparseDelta zero = Delta(dim(), mt.k());
+      for (float& v : zero.values) v = 0;
+      auto blob = *EncodeSparseDelta(zero, ValueType::kFp32);
+      auto st = Upload(HeaderFor(session, t, mt, blob.size()), blob);
+      INFO("zero update of client " << t.client_id() << " model "
+           << mt.model_id() << ": " << st.error_message());
+      REQUIRE(st.ok());
+      ++sent;
+    }
+  }
+  return sent;
 }
 
 }  // namespace shefl

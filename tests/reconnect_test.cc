@@ -83,10 +83,13 @@ TEST_CASE("a daemon killed mid-run is started again and the run completes") {
   CHECK(registrations == 2u);
 }
 
-// The "reconnecting in X s" delays a daemon logs, in order.
-std::vector<double> ReconnectDelays(const std::string& log) {
+// The "reconnecting in X s" delays a daemon logs, in order; with `why`
+// ("unreachable", "went away") only those that follow it on their line.
+std::vector<double> ReconnectDelays(const std::string& log,
+                                    const std::string& why = "") {
   std::vector<double> out;
-  const std::string mark = "reconnecting in ";
+  const std::string mark = why.empty() ? "reconnecting in "
+                                       : why + "; reconnecting in ";
   for (size_t at = log.find(mark); at != std::string::npos;
        at = log.find(mark, at + 1))
     out.push_back(std::strtod(log.c_str() + at + mark.size(), nullptr));
@@ -118,6 +121,44 @@ TEST_CASE("a daemon that cannot reach the coordinator backs off, doubling to the
   // The early delays cannot overlap: each band lies above the last.
   CHECK(delays[3] > delays[0]);
   CHECK(delays[4] > delays[1]);
+}
+
+TEST_CASE("a daemon whose session ran starts its backoff over") {
+  TempDir dir;
+  WriteFile(dir / "c.yaml", SyntheticConfig());
+  const int port = FreePort();
+  std::vector<std::string> argv = Daemon(dir, port, "0-7", "patient");
+  argv.insert(argv.end(), {"--max-backoff-s", "1"});
+  const int d = Spawn(argv, dir / "d.log");
+  // Three failed attempts take the base from 0.25 s to its cap of 1 s: a
+  // fourth delay would be at least 0.5 s.
+  REQUIRE(WaitUntil(
+      [&] { return ReconnectDelays(ReadFile(dir / "d.log"), "unreachable").size() >= 3; },
+      120));
+  const int c = Spawn(Coordinator(dir, port, "rounds=1000"), dir / "c.log");
+  // The daemon registered and prepared its clients: a session ran. Then
+  // the coordinator dies without a word.
+  const bool ready = WaitUntil(
+      [&] { return ReadFile(dir / "d.log").find(" ready on ") != std::string::npos; },
+      120);
+  ::kill(-c, SIGKILL);
+  WaitFor(c, 30);
+  const bool noticed = WaitUntil(
+      [&] { return !ReconnectDelays(ReadFile(dir / "d.log"), "went away").empty(); },
+      120);
+  ::kill(d, SIGTERM);
+  CHECK(WaitFor(d, 30) == 0);
+  const std::string log = ReadFile(dir / "d.log");
+  INFO(log);
+  REQUIRE(ready);
+  REQUIRE(noticed);
+  const auto grown = ReconnectDelays(log, "unreachable");
+  REQUIRE(grown.size() >= 3u);
+  CHECK(grown[2] >= 0.5 - 0.005);
+  // Back to the first band, 0.25 s x [0.5, 1.5), not the cap's [0.5, 1.5).
+  const double after = ReconnectDelays(log, "went away").front();
+  CHECK(after >= 0.125 - 0.005);
+  CHECK(after <= 0.375 + 0.005);
 }
 
 }  // namespace

@@ -26,7 +26,8 @@ TEST_CASE("tasks carry the learning rate decayed for their round") {
             "  lr_decay_every: 2\n"
             "  local_epochs: 2\n"
             "  hpc_local_epochs: 7\n"
-            "  batch_size: 24\n");
+            "  batch_size: 24\n"
+            "  local_steps: 3\n");
   for (int round = 1; round <= 5; ++round) {
     const auto tasks = h.NextTasks();
     REQUIRE(tasks.size() == 5u);
@@ -38,9 +39,11 @@ TEST_CASE("tasks carry the learning rate decayed for their round") {
       CHECK(t.round() == round);
       CHECK(t.train().lr() == Approx(lr).epsilon(1e-12));
       CHECK(t.train().batch_size() == 24);
+      CHECK(t.train().local_steps() == 3);
       CHECK(t.train().prox_mu() == 0);
-      const bool is_hpc = t.models_size() == 3;
+      const bool is_hpc = h.IsHpc(t.client_id());
       hpc += is_hpc;
+      CHECK(t.models_size() == (is_hpc ? 3 : 1));  // HPCs train all M
       CHECK(t.train().local_epochs() == (is_hpc ? 7 : 2));
     }
     CHECK(hpc == 2);
@@ -65,6 +68,19 @@ TEST_CASE("FedProx tasks carry mu and every client trains the one model") {
       CHECK(t.models(0).model_id() == 0);
       CHECK(t.train().local_epochs() == 1);  // no tiers: hpc_local_epochs unused
     }
+  }
+}
+
+TEST_CASE("FedProx tasks carry the default mu of 0.01 when none is set") {
+  Harness h(std::string(kSettings) +
+            "method: fedprox\n"
+            "model:\n"
+            "  num_models: 1\n");
+  const auto tasks = h.NextTasks();
+  REQUIRE(tasks.size() == 5u);
+  for (const auto& t : tasks) {
+    INFO("client " << t.client_id());
+    CHECK(t.train().prox_mu() == Approx(0.01));
   }
 }
 
