@@ -1,16 +1,31 @@
 // Serves a prometheus-cpp registry at http://HOST:PORT/metrics
-// (--metrics-listen on both binaries).
+// (--metrics-listen on both binaries), and any text endpoint a binary adds
+// with SetHandler (a daemon's /healthz).
 //
 // Not prometheus-cpp's civetweb Exposer: Debian's civetweb starts its
 // threads with a fixed 100 KB stack, and the static TLS that LibTorch's
 // libraries bring (OpenBLAS alone 60 KB) makes pthread_create fail in any
-// process that links torch. This is a small HTTP/1.0 server on one
-// thread of our own, with prometheus-cpp's registry and text format.
+// process that links torch. This is a small HTTP/1.0 server of our own on
+// one std::thread (default stack), with prometheus-cpp's registry and text
+// format.
+//
+// One poll() loop multiplexes non-blocking connections, so a slow or idle
+// peer never delays another's scrape. Every peer is bounded (see
+// metrics_server.cc for why each bound is what it is):
+//   - 5 s from accept to the end of its request head, 8 KiB of head at
+//     most (over that: 431), and 5 s to take the reply; then it is closed;
+//   - 64 connections open at most; a new one closes the oldest still
+//     sending its head, so a scraper gets in past a crowd of idle peers.
+// Replies are HTTP/1.0 with Connection: close: 200 with the body, 404 for
+// a path nobody serves, 405 for a method other than GET, 400 for a request
+// line that does not parse, 503 when a handler fails.
 #ifndef SHEFL_COMMON_METRICS_SERVER_H_
 #define SHEFL_COMMON_METRICS_SERVER_H_
 
-#include <atomic>
+#include <functional>
+#include <map>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <thread>
 
@@ -24,25 +39,46 @@ namespace shefl {
 
 class MetricsServer {
  public:
-  // Listens on `listen` ("127.0.0.1:9100"; port 0 picks a free one). An
-  // empty `listen` serves nothing and returns nullptr. A port in use or a
-  // bad address is an error naming the address.
+  // Makes the body of a GET reply. A lambda returning std::string fits; an
+  // error status is answered 503 with its message (a failing health check).
+  // It runs on the server's thread, so it must be quick and must not throw;
+  // it may call SetHandler.
+  using Body = std::function<absl::StatusOr<std::string>()>;
+
+  // Listens on `listen` ("127.0.0.1:9100"; port 0 picks a free one) and
+  // serves `registry` at /metrics in the prometheus text format. An empty
+  // `listen` serves nothing and returns nullptr. A port in use or a bad
+  // address is an error naming the address.
   static absl::StatusOr<std::unique_ptr<MetricsServer>> Start(
       const std::string& listen,
       std::shared_ptr<prometheus::Registry> registry);
+  // Stops serving and closes every connection; returns promptly (well
+  // under a second) whatever the peers do, as long as no Body blocks.
   ~MetricsServer();
+
+  // Serves `body` as text/plain at `path` ("/healthz", matched exactly,
+  // query string ignored), replacing what was there (/metrics included);
+  // an empty `body` removes the path. Safe to call while serving.
+  void SetHandler(const std::string& path, Body body);
 
   int port() const { return port_; }
 
  private:
+  struct Handler {
+    std::string content_type;
+    Body body;
+  };
+
   MetricsServer() = default;
   void Serve();
-  void Answer(int conn);
+  // The whole reply to a complete request head.
+  std::string Reply(const std::string& head);
 
-  std::shared_ptr<prometheus::Registry> registry_;
-  int fd_ = -1;
+  int listen_fd_ = -1;
+  int wake_fd_ = -1;  // an eventfd: the destructor's signal to Serve()
   int port_ = 0;
-  std::atomic<bool> stop_{false};
+  std::mutex mu_;
+  std::map<std::string, Handler> handlers_;  // guarded by mu_
   std::thread thread_;
 };
 
