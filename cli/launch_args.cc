@@ -117,6 +117,10 @@ absl::StatusOr<CommandLine> ParseRun(const std::vector<std::string>& args) {
     if (flag == "--help" || flag == "-h") {
       return CommandLine{Command::kHelp, RunUsage(), {}, {}};
     }
+    if (flag == "--insecure") {
+      cl.run.insecure = true;
+      continue;
+    }
     if (!IsRunFlag(flag)) {
       return absl::InvalidArgumentError(
           absl::StrCat("unknown flag for run: ", flag));
@@ -178,6 +182,8 @@ std::string MainUsage() {
          "  run CONFIG [flags]   start a coordinator and client daemons on\n"
          "                       this machine and follow the run\n"
          "  report RUN_DIR...    one table row per finished run\n"
+         "  certs --out DIR --hosts a,b  a development CA, server and client\n"
+         "                       certificates and a token (TLS, mTLS)\n"
          "\n"
          "`shefl <command> --help` shows the flags of a command.\n";
 }
@@ -186,6 +192,7 @@ std::string RunUsage() {
   return "usage: shefl run CONFIG [--daemons N] [--out DIR] "
          "[--set key=value ...]\n"
          "                 [--resume RUN_DIR] [--threads T] [--device D]\n"
+         "                 [--insecure]\n"
          "\n"
          "  CONFIG            experiment YAML (optional with --resume: the\n"
          "                    run folder's config.yaml)\n"
@@ -198,6 +205,8 @@ std::string RunUsage() {
          "  --resume RUN_DIR  continue RUN_DIR from its last checkpoint\n"
          "  --threads T       threads per daemon (default max(1, nproc/N))\n"
          "  --device D        daemon device: auto | cpu | cuda | cuda:N\n"
+         "  --insecure        plaintext gRPC, no token (default: mutual TLS\n"
+         "                    and a token, made in RUN_DIR/certs/)\n"
          "\n"
          "Writes RUN_DIR/endpoints.json once the processes listen, logs to\n"
          "RUN_DIR/logs/, and prints one line per finished round.\n"

@@ -21,6 +21,7 @@ struct RunArgs {
   std::string resume;                  // RUN_DIR of a run to continue
   int threads = 0;                     // 0: max(1, nproc / daemons)
   std::string device;                  // empty: the daemon's default
+  bool insecure = false;               // plaintext; default mutual TLS
 };
 
 struct CommandLine {

@@ -164,21 +164,30 @@ TEST_CASE("the plan gives each child the flags of its contract") {
   std::vector<std::string> coord = {
       "/b/shefl-coordinator", "--config", "c.yaml", "--set", "rounds=3",
       "--listen", "127.0.0.1:1001", "--metrics-listen", "127.0.0.1:1002",
-      "--out", "R"};
+      "--out", "R", "--tls-cert", "R/certs/server.pem", "--tls-key",
+      "R/certs/server.key", "--tls-client-ca", "R/certs/ca.pem",
+      "--token-file", "R/certs/token"};
   CHECK(plan.coordinator.argv == coord);
   CHECK(plan.coordinator.log_path == "R/logs/coordinator.log");
   REQUIRE(plan.daemons.size() == 2);
   std::vector<std::string> d1 = {
       "/b/shefl-client", "--coordinator", "127.0.0.1:1001", "--clients", "3-4",
       "--name", "daemon-1", "--out", "R/daemons", "--metrics-listen",
-      "127.0.0.1:1004", "--threads", "3", "--device", "cpu"};
+      "127.0.0.1:1004", "--threads", "3", "--device", "cpu", "--tls-ca",
+      "R/certs/ca.pem", "--tls-cert", "R/certs/client-1.pem", "--tls-key",
+      "R/certs/client-1.key", "--token-file", "R/certs/token"};
   CHECK(plan.daemons[1].argv == d1);
   CHECK(plan.daemons[1].log_path == "R/logs/daemon-1.log");
   args.resume = "R";
+  args.insecure = true;
   plan = MakeRunPlan(args, "c.yaml", "R", SplitClients(5, 1), "/b",
                      {1001, 1002, 1003}, 3);
-  CHECK(plan.coordinator.argv.back() == "R");
-  CHECK(plan.coordinator.argv[plan.coordinator.argv.size() - 2] == "--resume");
+  // --insecure: a switch, last so that flag/value pairs stay aligned.
+  const auto& ca = plan.coordinator.argv;
+  CHECK(ca.back() == "--insecure");
+  CHECK(ca[ca.size() - 2] == "R");
+  CHECK(ca[ca.size() - 3] == "--resume");
+  CHECK(plan.daemons[0].argv.back() == "--insecure");
 }
 
 TEST_CASE("free ports are distinct and bindable, and a probe sees a listener") {

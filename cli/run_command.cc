@@ -17,6 +17,7 @@
 #include "cli/progress.h"
 #include "cli/run_plan.h"
 #include "cli/supervisor.h"
+#include "common/certs.h"
 #include "common/config.h"
 
 namespace shefl {
@@ -72,6 +73,25 @@ absl::Status CheckBeforeStart(const RunArgs& args, const std::string& dir,
         absl::StrCat("cannot create ", dir, "/logs: ", ec.message()));
   }
   return absl::OkStatus();
+}
+
+// The run's PKI: made on the first start; on --resume the CA and token
+// stay and only missing client certificates are added (more daemons).
+absl::Status EnsureRunCerts(const std::string& certs, int daemons) {
+  std::error_code ec;
+  auto have = [&](const std::string& name) {
+    return fs::exists(certs + "/" + name, ec);
+  };
+  if (have("ca.key") && have("token") &&
+      have(absl::StrCat("client-", daemons - 1, ".pem")))
+    return absl::OkStatus();
+  PkiOptions o;
+  o.out_dir = certs;
+  o.hosts = {"127.0.0.1", "localhost"};
+  o.clients = daemons;
+  o.reuse_ca = have("ca.key");
+  o.write_token = !have("token");
+  return MakeDevPki(o);
 }
 
 enum class Started { kOk, kFailed, kInterrupted };
@@ -159,6 +179,10 @@ int Launch(const RunArgs& args, const ExperimentConfig& config,
   absl::StatusOr<std::vector<int>> ports =
       PickFreePorts(2 + static_cast<int>(ranges.size()));
   if (!ports.ok()) return Fail(std::string(ports.status().message()));
+  if (!args.insecure)
+    if (auto st = EnsureRunCerts(CertsDir(dir), static_cast<int>(ranges.size()));
+        !st.ok())
+      return Fail(std::string(st.message()));
   RunPlan plan =
       MakeRunPlan(args, config_path, dir, ranges, bin_dir, *ports, threads);
 

@@ -51,6 +51,14 @@ namespace {
 
 std::string Local(int port) { return absl::StrCat("127.0.0.1:", port); }
 
+}  // namespace
+
+std::string CertsDir(const std::string& results_dir) {
+  return results_dir + "/certs";
+}
+
+namespace {
+
 ChildCommand CoordinatorCommand(const RunArgs& args,
                                 const std::string& config_path,
                                 const std::string& dir,
@@ -67,6 +75,14 @@ ChildCommand CoordinatorCommand(const RunArgs& args,
   c.argv.insert(c.argv.end(), {"--listen", Local(ports[0]), "--metrics-listen",
                                c.metrics, "--out", dir});
   if (!args.resume.empty()) c.argv.insert(c.argv.end(), {"--resume", dir});
+  const std::string certs = CertsDir(dir);
+  if (!args.insecure)
+    c.argv.insert(c.argv.end(),
+                  {"--tls-cert", certs + "/server.pem", "--tls-key",
+                   certs + "/server.key", "--tls-client-ca", certs + "/ca.pem",
+                   "--token-file", certs + "/token"});
+  else
+    c.argv.push_back("--insecure");  // last: a switch without a value
   return c;
 }
 
@@ -95,6 +111,15 @@ RunPlan MakeRunPlan(const RunArgs& args, const std::string& config_path,
               "--metrics-listen", d.metrics,
               "--threads", absl::StrCat(threads)};
     if (!args.device.empty()) d.argv.insert(d.argv.end(), {"--device", args.device});
+    const std::string certs = CertsDir(results_dir);
+    if (!args.insecure)
+      d.argv.insert(d.argv.end(),
+                    {"--tls-ca", certs + "/ca.pem", "--tls-cert",
+                     absl::StrCat(certs, "/client-", i, ".pem"), "--tls-key",
+                     absl::StrCat(certs, "/client-", i, ".key"),
+                     "--token-file", certs + "/token"});
+    else
+      d.argv.push_back("--insecure");
     plan.daemons.push_back(std::move(d));
   }
   return plan;

@@ -50,6 +50,10 @@ struct RunPlan {
   std::vector<ChildCommand> daemons;
 };
 
+// Where `shefl run` keeps the run's development PKI and token (unless
+// --insecure): ca.pem, server.pem/.key, client-<i>.pem/.key, token.
+std::string CertsDir(const std::string& results_dir);
+
 // Builds the plan. `ports` holds 2 + daemons free ports: coordinator gRPC,
 // coordinator metrics, then one metrics port per daemon in order. `config`
 // is the file given to the coordinator (CONFIG, or RUN_DIR/config.yaml).

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "cli/certs_command.h"
 #include "cli/launch_args.h"
 #include "cli/report.h"
 #include "cli/run_command.h"
@@ -46,6 +47,7 @@ int Report(const std::vector<std::string>& dirs) {
 
 int main(int argc, char** argv) {
   std::vector<std::string> args(argv + 1, argv + argc);
+  if (!args.empty() && args[0] == "certs") return shefl::CertsCommand(args);
   absl::StatusOr<shefl::CommandLine> cl = shefl::ParseCommandLine(args);
   if (!cl.ok()) {
     // Usage of the subcommand the user was typing, else the overview.

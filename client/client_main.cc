@@ -1,6 +1,7 @@
 // shefl-client --coordinator HOST:PORT --clients 0-24 [--device auto]
 //     [--name NAME] [--out DIR] [--metrics-listen HOST:PORT] [--threads N]
-//     [--max-backoff-s S]
+//     [--max-backoff-s S] [--tls-ca F] [--tls-cert F --tls-key F]
+//     [--tls-server-name NAME] [--token-file F] [--insecure]
 #include <atomic>
 
 #include "client/daemon.h"
@@ -17,7 +18,12 @@ constexpr const char* kUsage =
     "usage: shefl-client --coordinator HOST:PORT --clients RANGES\n"
     "         [--device auto|cpu|cuda|cuda:N] [--name NAME] [--out DIR]\n"
     "         [--metrics-listen HOST:PORT] [--threads N] [--max-backoff-s S]\n"
+    "         [--tls-ca FILE] [--tls-cert FILE --tls-key FILE]\n"
+    "         [--tls-server-name NAME] [--token-file FILE] [--insecure]\n"
     "  RANGES: logical client ids, e.g. 0-24 or 0-4,10-14\n"
+    "  TLS by default: --tls-ca is the CA of the coordinator's certificate\n"
+    "  (default: the system's), --tls-cert/--tls-key this daemon's own for\n"
+    "  mutual TLS; --token-file the registration token; --insecure: plaintext\n"
     "  --max-backoff-s: longest wait between reconnects (default 30; the\n"
     "                   wait starts at 0.25 s and doubles, with jitter)\n";
 
@@ -40,6 +46,11 @@ int main(int argc, char** argv) {
       {"--metrics-listen", shefl::SetString(&o.metrics_listen)},
       {"--threads", shefl::SetInt("--threads", &o.threads)},
       {"--max-backoff-s", shefl::SetSeconds("--max-backoff-s", &o.max_backoff_s)},
+      {"--tls-ca", shefl::SetString(&o.tls.ca_file)},
+      {"--tls-cert", shefl::SetString(&o.tls.cert_file)},
+      {"--tls-key", shefl::SetString(&o.tls.key_file)},
+      {"--tls-server-name", shefl::SetString(&o.tls.server_name)},
+      {"--token-file", shefl::SetString(&o.tls.token_file)},
   };
   auto run = [&]() -> absl::Status {
     auto daemon = shefl::Daemon::Create(o);
@@ -50,5 +61,5 @@ int main(int argc, char** argv) {
     return st;
   };
   return shefl::RunMain(argc, argv, "shefl-client", kUsage, flags, run,
-                        OnSignal);
+                        OnSignal, {{"--insecure", &o.tls.insecure}});
 }

@@ -63,6 +63,12 @@ absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Create(DaemonOptions o) {
   if (!device.ok()) return device.status();
   o.device = device->str();
   auto d = std::unique_ptr<Daemon>(new Daemon(std::move(o)));
+  auto creds = MakeChannelCredentials(d->o_.tls, &d->channel_args_);
+  if (!creds.ok()) return creds.status();
+  d->creds_ = *creds;
+  auto token = ReadToken(d->o_.tls.token_file);
+  if (!token.ok()) return token.status();
+  d->token_ = *token;
   ConfigureThreads(d->o_.threads);
   d->registry_ = std::make_shared<prometheus::Registry>();
   d->train_seconds_ =
@@ -90,8 +96,8 @@ absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Create(DaemonOptions o) {
 absl::Status Daemon::Run() {
   Backoff backoff(o_.initial_backoff_s, o_.max_backoff_s, std::random_device{}());
   while (!stop_) {
-    auto channel = grpc::CreateChannel(o_.coordinator,
-                                       grpc::InsecureChannelCredentials());
+    auto channel =
+        grpc::CreateCustomChannel(o_.coordinator, creds_, channel_args_);
     v1::Coordinator::Stub stub(channel);
     auto end = Session(stub);
     if (end.ok() && *end == SessionEnd::kShutdown) return absl::OkStatus();

@@ -24,6 +24,7 @@
 #include "common/metrics_server.h"
 #include "client/local_trainer.h"
 #include "common/accounting.h"
+#include "common/tls.h"
 #include "shefl.grpc.pb.h"
 
 namespace shefl {
@@ -38,6 +39,7 @@ struct DaemonOptions {
   int threads = 0;
   double initial_backoff_s = 0.25;  // reconnect delay, doubling...
   double max_backoff_s = 30;        // ...up to this (common/backoff.h)
+  TlsOptions tls;                   // CA, own certificate, token, --insecure
 };
 
 // Parses "0-24", "3", "0-4,10-14" into ascending unique ids.
@@ -78,6 +80,9 @@ class Daemon {
   DaemonOptions o_;
   std::atomic<bool> stop_{false};
   std::string session_id_;
+  std::string token_;  // read from --token-file at start
+  std::shared_ptr<grpc::ChannelCredentials> creds_;
+  grpc::ChannelArguments channel_args_;
   std::atomic<int64_t> known_round_{0};
   std::atomic<int64_t> closed_round_{0};
   std::unique_ptr<LocalTrainer> trainer_;

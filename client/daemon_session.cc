@@ -17,12 +17,9 @@ absl::StatusOr<Daemon::SessionEnd> Daemon::Session(
     v1::Coordinator::Stub& stub) {
   v1::RegisterRequest req;
   req.set_daemon_name(o_.name);
+  req.set_token(token_);
   req.set_device(o_.device);
-  for (int64_t c : o_.clients) {
-    v1::LogicalClient* lc = req.add_clients();
-    lc->set_client_id(c);
-    if (trainer_) lc->set_num_samples(trainer_->NumSamples(c));
-  }
+  for (int64_t c : o_.clients) req.add_clients()->set_client_id(c);
   v1::RegisterReply reply;
   grpc::ClientContext reg_ctx;
   reg_ctx.set_deadline(std::chrono::system_clock::now() +
@@ -49,6 +46,11 @@ absl::StatusOr<Daemon::SessionEnd> Daemon::Session(
   grpc::ClientContext feed_ctx;
   v1::TaskFeedRequest feed_req;
   feed_req.set_session_id(session_id_);
+  for (int64_t c : o_.clients) {
+    v1::LogicalClient* lc = feed_req.add_clients();
+    lc->set_client_id(c);
+    lc->set_num_samples(trainer_->NumSamples(c));
+  }
   auto reader = stub.TaskFeed(&feed_ctx, feed_req);
   Book(known_round_, kDaemonTraffic, kNoModel, Direction::kUp,
        Traffic::kControl, WireSize(feed_req));

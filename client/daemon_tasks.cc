@@ -92,14 +92,12 @@ absl::StatusOr<std::vector<float>> Daemon::Download(
   grpc::ClientContext ctx;
   ctx.set_deadline(Deadline(task));
   auto reader = stub.DownloadModel(&ctx, req);
-  Book(round, client, model, Direction::kUp, Traffic::kControl,
-       WireSize(req));
   std::vector<float> weights;
   v1::ModelChunk chunk;
   bool ok = true;
+  uint64_t down = 0;
   while (reader->Read(&chunk)) {
-    Book(round, client, model, Direction::kDown, Traffic::kPayload,
-         WireSize(chunk));
+    down += WireSize(chunk);
     if (chunk.offset() != weights.size() || chunk.data().size() % 4 != 0) {
       ok = false;
       continue;  // keep reading so the stream and the books stay whole
@@ -110,7 +108,12 @@ absl::StatusOr<std::vector<float>> Daemon::Download(
     std::memcpy(weights.data() + weights.size() - n, chunk.data().data(),
                 chunk.data().size());
   }
+  // Booked only when the coordinator served it: a refused request is not
+  // in its books either (it counts refusals apart).
   if (auto st = FromGrpc(reader->Finish()); !st.ok()) return st;
+  Book(round, client, model, Direction::kUp, Traffic::kControl,
+       WireSize(req));
+  Book(round, client, model, Direction::kDown, Traffic::kPayload, down);
   if (!ok || static_cast<int64_t>(weights.size()) != trainer_->dim())
     return absl::DataLossError(absl::StrCat("model ", model, ": got ",
                                             weights.size(), " of ",
@@ -135,13 +138,14 @@ absl::Status Daemon::Upload(v1::Coordinator::Stub& stub, const v1::Task& task,
   ctx.set_deadline(Deadline(task));
   v1::UploadReply reply;
   auto writer = stub.UploadDelta(&ctx, &reply);
+  uint64_t up = 0;
   for (const v1::DeltaChunk& chunk : MakeUploadChunks(h, u.encoded)) {
     if (!writer->Write(chunk)) break;
-    Book(round, client, model, Direction::kUp, Traffic::kPayload,
-         WireSize(chunk));
+    up += WireSize(chunk);
   }
   writer->WritesDone();
   if (auto st = FromGrpc(writer->Finish()); !st.ok()) return st;
+  Book(round, client, model, Direction::kUp, Traffic::kPayload, up);
   Book(round, client, model, Direction::kDown, Traffic::kControl,
        WireSize(reply));
   return absl::OkStatus();

@@ -69,8 +69,14 @@ class Accumulator {
     at::Tensor mem_logp_y =
         logp.gather(2, y.view({1, -1, 1}).expand({m, -1, 1})).squeeze(2);
     at::Tensor mem_correct = logp.argmax(2).eq(y.unsqueeze(0)).sum(1);
-    at::Tensor bin =
-        (conf * kEceBins).ceil().sub(1).clamp(0, kEceBins - 1).to(at::kLong);
+    // A model whose outputs overflow gives NaN confidences; they go to the
+    // first bin instead of an index out of range (clamp keeps NaN).
+    at::Tensor bin = (conf * kEceBins)
+                         .nan_to_num(0.0)
+                         .ceil()
+                         .sub(1)
+                         .clamp(0, kEceBins - 1)
+                         .to(at::kLong);
     at::Tensor bins = at::zeros({3, kEceBins}, logp.options());
     bins[0].index_add_(0, bin, at::ones_like(conf));
     bins[1].index_add_(0, bin, conf);

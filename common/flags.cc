@@ -48,7 +48,8 @@ std::function<absl::Status(const std::string&)> SetSeconds(
 
 int RunMain(int argc, char** argv, const std::string& program,
             const std::string& usage, const FlagSetters& setters,
-            const std::function<absl::Status()>& run, void (*stop)(int)) {
+            const std::function<absl::Status()>& run, void (*stop)(int),
+            const FlagSwitches& switches) {
   auto fail = [&](const std::string& error, int code) {
     std::fprintf(stderr, "%s: %s\n", program.c_str(), error.c_str());
     if (code == 2) std::fputs(usage.c_str(), stderr);
@@ -59,6 +60,10 @@ int RunMain(int argc, char** argv, const std::string& program,
     if (flag == "--help" || flag == "-h") {
       std::fputs(usage.c_str(), stdout);
       return 0;
+    }
+    if (auto sw = switches.find(flag); sw != switches.end()) {
+      *sw->second = true;
+      continue;
     }
     auto it = setters.find(flag);
     if (it == setters.end()) return fail("unknown flag " + flag, 2);

@@ -20,10 +20,12 @@ using FlagSetters =
 // and exits 0; an unknown flag or a missing value exits 2 naming it), then
 // calls `run`, whose error is printed as "<program>: <message>" with exit
 // code 1. SIGTERM and SIGINT call `stop` (which must be signal-safe).
+// `switches` are flags without a value ("--insecure"): present sets true.
+using FlagSwitches = std::map<std::string, bool*>;
 int RunMain(int argc, char** argv, const std::string& program,
             const std::string& usage, const FlagSetters& setters,
             const std::function<absl::Status()>& run,
-            void (*stop)(int signal));
+            void (*stop)(int signal), const FlagSwitches& switches = {});
 
 // Setter helpers.
 std::function<absl::Status(const std::string&)> SetString(std::string* out);

@@ -1,5 +1,6 @@
 #include "common/log.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <ctime>
@@ -23,6 +24,24 @@ void LogLine(std::string_view component, std::string_view message) {
                static_cast<int>(component.size()), component.data(),
                static_cast<int>(message.size()), message.data());
   std::fflush(stderr);
+}
+
+std::string LogSafe(std::string_view text, size_t max_bytes) {
+  std::string out;
+  const size_t n = std::min(text.size(), max_bytes);
+  out.reserve(n + 3);
+  for (size_t i = 0; i < n; ++i) {
+    const unsigned char c = static_cast<unsigned char>(text[i]);
+    if (c >= 0x20 && c < 0x7f && c != '\\') {
+      out.push_back(static_cast<char>(c));
+    } else {
+      char hex[5];
+      std::snprintf(hex, sizeof hex, "\\x%02x", c);
+      out += hex;
+    }
+  }
+  if (text.size() > max_bytes) out += "...";
+  return out;
 }
 
 }  // namespace shefl

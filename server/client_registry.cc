@@ -1,9 +1,14 @@
 #include "server/client_registry.h"
 
-#include <algorithm>
-#include <random>
+#include <openssl/rand.h>
 
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+
+#include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
+#include "common/log.h"
 
 namespace shefl {
 
@@ -38,54 +43,132 @@ bool FeedQueue::closed() const {
   return closed_;
 }
 
+namespace {
+
+// 128 bits from OpenSSL's generator, hex: a session id is the daemon's
+// bearer credential for every later RPC, so it must not be guessable.
+std::string NewSessionId() {
+  unsigned char raw[16];
+  if (RAND_bytes(raw, sizeof raw) != 1) {
+    // Only when the OS has no entropy to give; refuse to make a weak id.
+    std::fprintf(stderr, "fatal: RAND_bytes failed\n");
+    std::abort();
+  }
+  return absl::BytesToHexString(
+      absl::string_view(reinterpret_cast<const char*>(raw), sizeof raw));
+}
+
+}  // namespace
+
+bool DaemonSession::Hosts(int64_t client) const {
+  return std::binary_search(clients.begin(), clients.end(), client);
+}
+
 absl::StatusOr<std::shared_ptr<DaemonSession>> ClientRegistry::Register(
-    const v1::RegisterRequest& req) {
+    const v1::RegisterRequest& req, const std::string& identity) {
   if (req.daemon_name().empty())
     return absl::InvalidArgumentError("register: daemon_name is empty");
   if (req.clients().empty())
-    return absl::InvalidArgumentError(
-        absl::StrCat("register: daemon '", req.daemon_name(), "' hosts no clients"));
+    return absl::InvalidArgumentError(absl::StrCat(
+        "register: daemon '", LogSafe(req.daemon_name()), "' hosts no clients"));
   auto s = std::make_shared<DaemonSession>();
   s->name = req.daemon_name();
+  s->identity = identity;
   s->device = req.device();
   for (const auto& c : req.clients()) {
     const int64_t id = c.client_id();
     if (id < 0 || id >= num_clients_)
       return absl::InvalidArgumentError(absl::StrCat(
           "register: client id ", id, " is out of range [0, ", num_clients_, ")"));
-    if (s->num_samples.count(id))
-      return absl::InvalidArgumentError(
-          absl::StrCat("register: client id ", id, " listed twice"));
     s->clients.push_back(id);
-    s->num_samples[id] = c.num_samples();
   }
   std::sort(s->clients.begin(), s->clients.end());
+  if (auto dup = std::adjacent_find(s->clients.begin(), s->clients.end());
+      dup != s->clients.end())
+    return absl::InvalidArgumentError(
+        absl::StrCat("register: client id ", *dup, " listed twice"));
 
   std::lock_guard<std::mutex> lock(mu_);
+  if (auto st = CheckClaims(*s); !st.ok()) return st;
+  do s->session_id = NewSessionId();
+  while (by_session_.count(s->session_id));
+  if (auto old = by_name_.find(s->name); old != by_name_.end())
+    Drop(old->second);
+  for (int64_t id : s->clients)
+    if (auto it = by_client_.find(id); it != by_client_.end()) Drop(it->second);
+  by_name_[s->name] = s;
+  by_session_[s->session_id] = s;
   for (int64_t id : s->clients) {
+    by_client_[id] = s;
+    client_identity_.emplace(id, identity);
+  }
+  return s;
+}
+
+absl::Status ClientRegistry::CheckClaims(const DaemonSession& s) const {
+  if (auto old = by_name_.find(s.name);
+      old != by_name_.end() && old->second->identity != s.identity)
+    return absl::PermissionDeniedError(absl::StrCat(
+        "register: daemon name '", LogSafe(s.name),
+        "' belongs to another identity"));
+  for (int64_t id : s.clients) {
+    if (auto owner = client_identity_.find(id);
+        owner != client_identity_.end() && owner->second != s.identity)
+      return absl::PermissionDeniedError(absl::StrCat(
+          "register: client ", id, " belongs to another identity"));
     auto it = by_client_.find(id);
-    if (it != by_client_.end() && it->second->name != s->name)
+    if (it != by_client_.end() && it->second->name != s.name &&
+        it->second->feed_open)
       return absl::AlreadyExistsError(absl::StrCat(
           "register: client ", id, " is already hosted by daemon '",
-          it->second->name, "'"));
+          LogSafe(it->second->name), "'"));
   }
-  s->session_id = absl::StrCat(s->name, "#", next_session_++, "-",
-                               std::random_device{}() % 100000);
-  if (auto old = by_name_.find(s->name); old != by_name_.end()) {
-    old->second->feed.Close();
-    for (int64_t id : old->second->clients) by_client_.erase(id);
-  }
-  by_name_[s->name] = s;
-  for (int64_t id : s->clients) by_client_[id] = s;
-  return s;
+  return absl::OkStatus();
+}
+
+// The old session loses everything: its feed ends (the daemon behind it, if
+// any, reconnects and is then refused or re-registers) and its ids go.
+void ClientRegistry::Drop(const std::shared_ptr<DaemonSession>& old) {
+  old->feed.Close();
+  by_session_.erase(old->session_id);
+  if (auto it = by_name_.find(old->name);
+      it != by_name_.end() && it->second == old)
+    by_name_.erase(it);
+  for (int64_t id : old->clients)
+    if (auto it = by_client_.find(id); it != by_client_.end() && it->second == old)
+      by_client_.erase(it);
+}
+
+absl::Status ClientRegistry::ReportShardSize(const DaemonSession& s,
+                                             int64_t client,
+                                             uint64_t num_samples) {
+  if (!s.Hosts(client))
+    return absl::PermissionDeniedError(absl::StrCat(
+        "daemon '", LogSafe(s.name), "' does not host client ", client));
+  if (num_samples < 1 || num_samples > kMaxShardSize)
+    return absl::InvalidArgumentError(absl::StrCat(
+        "client ", client, ": shard size ", num_samples, " outside [1, ",
+        kMaxShardSize, "]"));
+  std::lock_guard<std::mutex> lock(mu_);
+  auto [it, fresh] = shard_size_.emplace(client, num_samples);
+  if (!fresh && it->second != num_samples)
+    return absl::FailedPreconditionError(absl::StrCat(
+        "client ", client, ": shard size ", num_samples,
+        " differs from the ", it->second, " reported first (kept)"));
+  return absl::OkStatus();
+}
+
+double ClientRegistry::ShardSize(int64_t client) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = shard_size_.find(client);
+  return it == shard_size_.end() ? 1.0 : static_cast<double>(it->second);
 }
 
 std::shared_ptr<DaemonSession> ClientRegistry::BySession(
     const std::string& id) const {
   std::lock_guard<std::mutex> lock(mu_);
-  for (const auto& [name, s] : by_name_)
-    if (s->session_id == id) return s;
-  return nullptr;
+  auto it = by_session_.find(id);
+  return it == by_session_.end() ? nullptr : it->second;
 }
 
 std::shared_ptr<DaemonSession> ClientRegistry::OwnerOf(int64_t client) const {

@@ -1,6 +1,13 @@
 // The daemons that registered and the logical clients each one hosts.
-// A daemon that re-registers under the same name (after a reconnect)
-// replaces its old session; its old feed is closed.
+//
+// Identity (DESIGN.md section 7): a daemon is its TLS client certificate
+// (mutual TLS) or, without one, the deployment's token; the service passes
+// it in. A name is re-registered only by the identity that first held it
+// (after a reconnect or a restart: its old session is replaced and its old
+// feed closed). A client id belongs to the identity that first registered
+// it: another daemon of that identity may take it over only while its
+// current host has no open feed (a daemon restarted under a new name);
+// another identity never.
 #ifndef SHEFL_SERVER_CLIENT_REGISTRY_H_
 #define SHEFL_SERVER_CLIENT_REGISTRY_H_
 
@@ -38,11 +45,12 @@ class FeedQueue {
 };
 
 struct DaemonSession {
-  std::string session_id;
+  std::string session_id;  // 128 random bits, hex
   std::string name;
+  std::string identity;
   std::string device;
   std::vector<int64_t> clients;             // ascending
-  std::map<int64_t, uint64_t> num_samples;  // per client, as reported
+  bool Hosts(int64_t client) const;
   FeedQueue feed;
   bool feed_open = false;  // guarded by the registry's mutex
 };
@@ -51,9 +59,21 @@ class ClientRegistry {
  public:
   explicit ClientRegistry(int64_t num_clients) : num_clients_(num_clients) {}
 
-  // Validates ids (in [0, N), no duplicates, not held by another daemon).
+  // Validates ids (in [0, N), no duplicates, not held by another daemon)
+  // and the rules above. PERMISSION_DENIED for a name or client of another
+  // identity, ALREADY_EXISTS for a client a live daemon hosts.
   absl::StatusOr<std::shared_ptr<DaemonSession>> Register(
-      const v1::RegisterRequest& req);
+      const v1::RegisterRequest& req, const std::string& identity);
+
+  // Records the shard size the daemon reports once its data is loaded; the
+  // first report of a client stands (later different ones are ignored and
+  // returned false). Sizes outside [1, kMaxShardSize] are refused.
+  absl::Status ReportShardSize(const DaemonSession& s, int64_t client,
+                               uint64_t num_samples);
+  // The aggregation weight p_i of `client`: its reported shard size, or 1
+  // when none was reported.
+  double ShardSize(int64_t client) const;
+  static constexpr uint64_t kMaxShardSize = uint64_t{1} << 32;
 
   std::shared_ptr<DaemonSession> BySession(const std::string& id) const;
   // The live session hosting `client`, or nullptr.
@@ -70,8 +90,13 @@ class ClientRegistry {
   const int64_t num_clients_;
   mutable std::mutex mu_;
   std::map<std::string, std::shared_ptr<DaemonSession>> by_name_;
+  std::map<std::string, std::shared_ptr<DaemonSession>> by_session_;
   std::map<int64_t, std::shared_ptr<DaemonSession>> by_client_;
-  uint64_t next_session_ = 1;
+  std::map<int64_t, std::string> client_identity_;  // first registrant
+  std::map<int64_t, uint64_t> shard_size_;
+
+  absl::Status CheckClaims(const DaemonSession& s) const;  // mu_ held
+  void Drop(const std::shared_ptr<DaemonSession>& old);     // mu_ held
 };
 
 }  // namespace shefl

@@ -6,7 +6,9 @@
 //      aggregate, evaluate, checkpoint, record, and start the next.
 #include "server/coordinator.h"
 
+#include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <thread>
 
 #include "absl/strings/str_cat.h"
@@ -28,7 +30,11 @@ absl::Status Coordinator::Run() {
   WaitForDaemons();
   for (int64_t t = first_round_; t < state_->config.rounds; ++t) {
     if (state_->stop) break;
-    if (auto st = RunRound(t); !st.ok()) return st;
+    if (auto st = RunRound(t); !st.ok()) {
+      LogLine("coordinator", absl::StrCat("round ", t + 1, " failed: ",
+                                          st.message()));
+      return st;
+    }
   }
   const double wall = prior_wall_seconds_ + Since(start);
   // Daemons first: their shutdown messages are booked too, so summary.json
@@ -197,10 +203,24 @@ void Coordinator::PushTasks(const std::map<int64_t, v1::FeedMessage>& tasks) {
 }
 
 absl::Status Coordinator::Aggregate(std::vector<ModelAggregator>& aggs) {
+  not_published_ = 0;
   for (size_t m = 0; m < aggs.size(); ++m) {
     if (aggs[m].num_updates() == 0) continue;
     std::vector<float> w = *state_->store->Get(m);
     if (auto st = aggs[m].ApplyTo(&w); !st.ok()) return st;
+    // Each update was finite, yet their weighted sum can still overflow:
+    // such a model is never published, the previous one stays.
+    const auto bad = std::find_if(w.begin(), w.end(),
+                                  [](float v) { return !std::isfinite(v); });
+    if (bad != w.end()) {
+      state_->metrics.CountModelNotPublished();
+      ++not_published_;
+      LogLine("coordinator",
+              absl::StrCat("model ", m, ": aggregate has a non-finite weight "
+                           "at index ", bad - w.begin(),
+                           "; kept the previous model"));
+      continue;
+    }
     state_->store->Publish(m, std::move(w));
   }
   return absl::OkStatus();

@@ -16,6 +16,7 @@
 #include "common/metrics_server.h"
 #include "common/schedule.h"
 #include "server/coordinator_service.h"
+#include "common/tls.h"
 #include "server/coordinator_state.h"
 #include "server/evaluator.h"
 #include "server/run_results.h"
@@ -33,6 +34,8 @@ struct CoordinatorOptions {
   // After the run, keep serving /metrics this long (SIGTERM ends it), so a
   // scraper sees the final values.
   double metrics_linger_s = 0;
+  // TLS certificate and key, client CA (mutual TLS), token, --insecure.
+  TlsOptions tls;
 };
 
 class Coordinator {
@@ -53,7 +56,9 @@ class Coordinator {
 
  private:
   Coordinator() = default;
-  absl::Status StartServers(const CoordinatorOptions& options);
+  absl::Status StartServers(
+      const CoordinatorOptions& options,
+      const std::shared_ptr<grpc::ServerCredentials>& creds);
   void WaitForDaemons();
   absl::Status RunRound(int64_t t);
   std::map<int64_t, v1::FeedMessage> MakeTasks(const RoundPlan& plan,
@@ -81,6 +86,7 @@ class Coordinator {
   // Evaluation history, for rounds.jsonl and summary.json.
   EvalResult last_eval_;
   bool evaluated_ = false;
+  int64_t not_published_ = 0;  // in the round being closed
   double best_accuracy_ = 0;
   int64_t rounds_to_threshold_ = -1;
   double prior_wall_seconds_ = 0;  // from before a resume

@@ -1,6 +1,7 @@
 // shefl-coordinator --config FILE [--set key=value]... [--listen HOST:PORT]
 //     [--metrics-listen HOST:PORT] [--out DIR] [--resume RUN_DIR]
-//     [--threads N] [--metrics-linger-s S]
+//     [--threads N] [--metrics-linger-s S] [--tls-cert F --tls-key F
+//     [--tls-client-ca F] | --insecure] [--token-file F]
 #include <atomic>
 
 #include "common/flags.h"
@@ -17,6 +18,11 @@ constexpr const char* kUsage =
     "usage: shefl-coordinator --config FILE [--set key=value]...\n"
     "         [--listen HOST:PORT] [--metrics-listen HOST:PORT] [--out DIR]\n"
     "         [--resume RUN_DIR] [--threads N] [--metrics-linger-s S]\n"
+    "         (--tls-cert FILE --tls-key FILE [--tls-client-ca FILE] | --insecure)\n"
+    "         [--token-file FILE]\n"
+    "  TLS is required unless --insecure; `shefl certs` makes the files.\n"
+    "  --tls-client-ca: mutual TLS, daemons need a certificate of that CA.\n"
+    "  --token-file: daemons must present this token to register.\n"
     "  --listen defaults to 127.0.0.1:50051; use 0.0.0.0:PORT to serve a lab.\n"
     "  --metrics-linger-s: after the run, keep serving /metrics S seconds so\n"
     "                      Prometheus scrapes the final values (SIGTERM ends it)\n";
@@ -35,6 +41,10 @@ int main(int argc, char** argv) {
       {"--threads", shefl::SetInt("--threads", &o.threads)},
       {"--metrics-linger-s",
        shefl::SetSeconds("--metrics-linger-s", &o.metrics_linger_s)},
+      {"--tls-cert", shefl::SetString(&o.tls.cert_file)},
+      {"--tls-key", shefl::SetString(&o.tls.key_file)},
+      {"--tls-client-ca", shefl::SetString(&o.tls.ca_file)},
+      {"--token-file", shefl::SetString(&o.tls.token_file)},
   };
   auto run = [&]() -> absl::Status {
     if (o.config_path.empty() && o.resume_dir.empty())
@@ -47,5 +57,5 @@ int main(int argc, char** argv) {
     return st;
   };
   return shefl::RunMain(argc, argv, "shefl-coordinator", kUsage, flags, run,
-                        OnSignal);
+                        OnSignal, {{"--insecure", &o.tls.insecure}});
 }

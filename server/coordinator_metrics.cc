@@ -47,6 +47,29 @@ CoordinatorMetrics::CoordinatorMetrics()
                             .Help("Logical clients whose daemon holds a feed")
                             .Register(r)
                             .Add({});
+  refusals_ = &prometheus::BuildCounter()
+                   .Name("shefl_refusals_total")
+                   .Help("Refused RPCs by RPC and reason; their bytes are "
+                         "not in shefl_bytes_total")
+                   .Register(r);
+  refused_bytes_ = &prometheus::BuildCounter()
+                        .Name("shefl_refused_bytes_total")
+                        .Help("Bytes of refused RPCs that were read")
+                        .Register(r)
+                        .Add({});
+  not_published_ = &prometheus::BuildCounter()
+                        .Name("shefl_models_not_published_total")
+                        .Help("Aggregates refused for a non-finite weight "
+                              "(the previous model was kept)")
+                        .Register(r)
+                        .Add({});
+}
+
+void CoordinatorMetrics::CountRefusal(const std::string& rpc,
+                                      const std::string& reason,
+                                      uint64_t bytes) {
+  refusals_->Add({{"rpc", rpc}, {"reason", reason}}).Increment();
+  refused_bytes_->Increment(static_cast<double>(bytes));
 }
 
 void CoordinatorMetrics::SetModelAccuracy(int64_t model, double a) {

@@ -30,6 +30,12 @@ class CoordinatorMetrics {
                 uint64_t bytes);
   // result: "accepted" | "rejected" | "late"
   void CountUpdate(const std::string& result);
+  // rpc: "register" | "feed" | "download" | "upload"; reason: see
+  // RefusalReason (server/round_state.h), a fixed set of words.
+  void CountRefusal(const std::string& rpc, const std::string& reason,
+                    uint64_t bytes);
+  // An aggregate with a non-finite weight that was not published.
+  void CountModelNotPublished() { not_published_->Increment(); }
   void SetClientsConnected(int64_t n) {
     clients_connected_->Set(static_cast<double>(n));
   }
@@ -44,6 +50,9 @@ class CoordinatorMetrics {
   prometheus::Family<prometheus::Counter>* bytes_;
   prometheus::Family<prometheus::Counter>* updates_;
   prometheus::Gauge* clients_connected_;
+  prometheus::Family<prometheus::Counter>* refusals_;
+  prometheus::Counter* refused_bytes_;
+  prometheus::Counter* not_published_;
 };
 
 }  // namespace shefl

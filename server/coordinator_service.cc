@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
+#include "common/tls.h"
 #include "common/codec.h"
 #include "common/grpc_status.h"
 #include "common/log.h"
@@ -21,42 +22,79 @@ void CoordinatorService::Book(int64_t round, int64_t client, int64_t model,
   s_->metrics.AddBytes(dir == Direction::kUp ? "up" : "down", tier, bytes);
 }
 
-grpc::Status CoordinatorService::Register(grpc::ServerContext*,
+grpc::Status CoordinatorService::Refuse(const std::string& rpc,
+                                        const absl::Status& st, uint64_t bytes,
+                                        bool update) {
+  const std::string reason = RefusalReason(st);
+  if (auto open = s_->open_round()) open->CountRefusal(reason, bytes, update);
+  s_->metrics.CountRefusal(rpc, reason, bytes);
+  if (update) s_->metrics.CountUpdate(reason == "late" ? "late" : "rejected");
+  LogLine("coordinator", absl::StrCat("refused ", rpc, " (", reason, "): ",
+                                      LogSafe(std::string(st.message()), 200)));
+  return ToGrpc(st);
+}
+
+std::string CoordinatorService::PeerIdentity(grpc::ServerContext* ctx) const {
+  auto auth = ctx->auth_context();
+  if (auth && auth->IsPeerAuthenticated()) {
+    std::string id = "cert:";
+    for (const grpc::string_ref& part : auth->GetPeerIdentity())
+      absl::StrAppend(&id, absl::string_view(part.data(), part.size()), ";");
+    return id;
+  }
+  return s_->token.empty() ? "anonymous" : "token";
+}
+
+grpc::Status CoordinatorService::Register(grpc::ServerContext* ctx,
                                           const v1::RegisterRequest* req,
                                           v1::RegisterReply* reply) {
   const int64_t round = s_->current_round();
-  Book(round, kDaemonTraffic, kNoModel, Direction::kUp, Traffic::kControl,
-       WireSize(*req));
-  auto session = s_->registry.Register(*req);
-  if (!session.ok()) {
-    LogLine("coordinator", absl::StrCat("refused registration of '",
-                                        req->daemon_name(), "': ",
-                                        session.status().message()));
-    return ToGrpc(session.status());
-  }
+  const std::string who = absl::StrCat("daemon '", LogSafe(req->daemon_name()), "'");
+  if (!s_->token.empty() && !TokensEqual(req->token(), s_->token))
+    return Refuse("register", absl::UnauthenticatedError(absl::StrCat(
+                                  who, ": wrong or missing token")),
+                  WireSize(*req));
+  if (req->daemon_name().size() > kMaxNameBytes ||
+      req->device().size() > kMaxNameBytes)
+    return Refuse("register", absl::InvalidArgumentError(absl::StrCat(
+                                  who, ": name or device longer than ",
+                                  kMaxNameBytes, " bytes")),
+                  WireSize(*req));
+  auto session = s_->registry.Register(*req, PeerIdentity(ctx));
+  if (!session.ok())
+    return Refuse("register", session.status(), WireSize(*req));
   reply->set_session_id((*session)->session_id);
   reply->set_run_name(s_->config.name);
   reply->set_config_yaml(s_->config_yaml);
   reply->set_current_round(round);
+  Book(round, kDaemonTraffic, kNoModel, Direction::kUp, Traffic::kControl,
+       WireSize(*req));
   Book(round, kDaemonTraffic, kNoModel, Direction::kDown, Traffic::kControl,
        WireSize(*reply));
   const auto& ids = (*session)->clients;
   LogLine("coordinator",
-          absl::StrCat("registered daemon '", req->daemon_name(), "' (",
-                       ids.size(), " clients ", ids.front(), "..", ids.back(),
-                       ", device ", req->device(), ")"));
+          absl::StrCat("registered ", who, " (", ids.size(), " clients ",
+                       ids.front(), "..", ids.back(), ", device ",
+                       LogSafe(req->device()), ")"));
   return grpc::Status::OK;
 }
 
 grpc::Status CoordinatorService::TaskFeed(
     grpc::ServerContext* ctx, const v1::TaskFeedRequest* req,
     grpc::ServerWriter<v1::FeedMessage>* writer) {
-  Book(s_->current_round(), kDaemonTraffic, kNoModel, Direction::kUp,
-       Traffic::kControl, WireSize(*req));
   auto session = s_->registry.BySession(req->session_id());
   if (!session)
-    return grpc::Status(grpc::StatusCode::UNAUTHENTICATED,
-                        "unknown session: register first");
+    return Refuse("feed", absl::UnauthenticatedError(
+                              "unknown session: register first"),
+                  WireSize(*req));
+  Book(s_->current_round(), kDaemonTraffic, kNoModel, Direction::kUp,
+       Traffic::kControl, WireSize(*req));
+  for (const v1::LogicalClient& c : req->clients())
+    if (auto st = s_->registry.ReportShardSize(*session, c.client_id(),
+                                               c.num_samples());
+        !st.ok())
+      LogLine("coordinator", absl::StrCat("daemon '", LogSafe(session->name),
+                                          "': ", st.message()));
   s_->registry.SetFeedOpen(session, true);
   s_->metrics.SetClientsConnected(s_->registry.ConnectedClients());
   // A daemon back mid-round gets its clients' unfinished work again.
@@ -100,22 +138,22 @@ grpc::Status CoordinatorService::DownloadModel(
     grpc::ServerWriter<v1::ModelChunk>* writer) {
   const int64_t round = req->round(), client = req->client_id();
   const int64_t model = req->model_id();
+  auto session = s_->registry.BySession(req->session_id());
+  absl::Status st = CheckOwner(session.get(), client);
+  auto state = s_->open_round();
+  if (st.ok() && (!state || state->round() != round || state->closed()))
+    st = LateError(absl::StrCat("round ", round, " is not open"));
+  if (st.ok()) st = state->CheckAssigned(client, model, req->model_version());
+  ModelSnapshot snapshot;
+  if (st.ok()) {
+    uint64_t version = 0;
+    std::tie(snapshot, version) = s_->store->GetVersioned(model);
+    if (version != req->model_version())
+      st = LateError("model changed: round closed");
+  }
+  if (!st.ok()) return Refuse("download", st, WireSize(*req));
   Book(round, client, model, Direction::kUp, Traffic::kControl,
        WireSize(*req));
-  auto session = s_->registry.BySession(req->session_id());
-  if (!session)
-    return grpc::Status(grpc::StatusCode::UNAUTHENTICATED, "unknown session");
-  auto state = s_->open_round();
-  if (!state || state->round() != round || state->closed())
-    return grpc::Status(grpc::StatusCode::FAILED_PRECONDITION,
-                        absl::StrCat("round ", round, " is not open"));
-  if (auto st = state->CheckAssigned(client, model, req->model_version());
-      !st.ok())
-    return ToGrpc(st);
-  auto [snapshot, version] = s_->store->GetVersioned(model);
-  if (version != req->model_version())
-    return grpc::Status(grpc::StatusCode::FAILED_PRECONDITION,
-                        "model changed: round closed");
   const std::vector<float>& w = *snapshot;
   for (uint64_t off = 0; off < w.size() && !ctx->IsCancelled();
        off += kFloatsPerChunk) {
@@ -133,12 +171,24 @@ grpc::Status CoordinatorService::DownloadModel(
   return grpc::Status::OK;
 }
 
-absl::Status CoordinatorService::ReceiveUpload(
-    grpc::ServerReader<v1::DeltaChunk>* reader, const v1::DeltaChunk& first) {
+absl::Status CoordinatorService::CheckOwner(const DaemonSession* session,
+                                          int64_t client) const {
+  if (!session) return absl::UnauthenticatedError("unknown session");
+  if (!session->Hosts(client))
+    return WithReason(absl::PermissionDeniedError(absl::StrCat(
+                          "daemon '", LogSafe(session->name),
+                          "' does not host client ", client)),
+                      "not_owner");
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::shared_ptr<RoundState>> CoordinatorService::ReceiveUpload(
+    grpc::ServerReader<v1::DeltaChunk>* reader, const v1::DeltaChunk& first,
+    uint64_t* bytes_read) {
   const v1::UploadHeader& h = first.header();
   const int64_t client = h.client_id(), model = h.model_id();
-  if (!s_->registry.BySession(h.session_id()))
-    return absl::UnauthenticatedError("unknown session");
+  auto session = s_->registry.BySession(h.session_id());
+  if (auto st = CheckOwner(session.get(), client); !st.ok()) return st;
   auto state = s_->open_round();
   const int64_t now = state ? state->round() : s_->current_round();
   if (static_cast<int64_t>(h.round()) > now)
@@ -150,7 +200,9 @@ absl::Status CoordinatorService::ReceiveUpload(
         absl::StrCat("round ", h.round(), " is over: update is late"));
   if (auto st = state->CheckAssigned(client, model, h.model_version());
       !st.ok())
-    return st;
+    return WithReason(st, st.code() == absl::StatusCode::kPermissionDenied
+                              ? "not_assigned"
+                              : "stale");
   auto k = state->Budget(client, model);
   if (!k.ok()) return k.status();
   auto vt = ParseValueType(s_->config.compression.value_type);
@@ -158,30 +210,62 @@ absl::Status CoordinatorService::ReceiveUpload(
   const uint64_t d = s_->store->dim();
   const uint64_t limit = PredictEncodedSizeUpperBound(d, *k, *vt);
   if (h.encoded_size() > limit)
-    return absl::InvalidArgumentError(absl::StrCat(
-        "oversize upload: ", h.encoded_size(), " bytes declared, k = ", *k,
-        " allows at most ", limit));
+    return WithReason(absl::InvalidArgumentError(absl::StrCat(
+                          "oversize upload: ", h.encoded_size(),
+                          " bytes declared, k = ", *k, " allows at most ",
+                          limit)),
+                      "oversize");
+  auto blob = ReadUploadBlob(reader, first, bytes_read);
+  if (!blob.ok()) return blob.status();
+  auto delta = DecodeSparseDelta(*blob, d, *k);
+  if (!delta.ok()) return WithReason(delta.status(), "bad_delta");
+  // The weight p_i is what the coordinator knows (the shard size the
+  // daemon reported once), never the upload header's claim.
+  if (auto st = state->Accept(client, model, s_->registry.ShardSize(client),
+                              std::move(*delta));
+      !st.ok())
+    return st;
+  return state;
+}
+
+// The rest of the stream, each chunk non-empty and the whole exactly the
+// declared size: a stream of empty chunks or one past its size ends at
+// once, so a peer can hold a handler only as long as it sends real bytes.
+absl::StatusOr<std::string> CoordinatorService::ReadUploadBlob(
+    grpc::ServerReader<v1::DeltaChunk>* reader, const v1::DeltaChunk& first,
+    uint64_t* bytes_read) {
+  const uint64_t size = first.header().encoded_size();
+  if (first.data().size() > size)
+    return WithReason(absl::InvalidArgumentError("oversize upload"), "oversize");
   std::string blob;
-  blob.reserve(h.encoded_size());
+  blob.reserve(size);
   blob = first.data();
   v1::DeltaChunk chunk;
-  while (blob.size() <= h.encoded_size() && reader->Read(&chunk)) {
-    Book(h.round(), client, model, Direction::kUp, Traffic::kPayload,
-         WireSize(chunk));
+  while (blob.size() < size && reader->Read(&chunk)) {
+    *bytes_read += WireSize(chunk);
     if (chunk.has_header())
       return absl::InvalidArgumentError("malformed upload: header repeated");
+    if (chunk.data().empty())
+      return absl::InvalidArgumentError("malformed upload: empty chunk");
+    if (chunk.data().size() > size - blob.size())
+      return WithReason(absl::InvalidArgumentError(absl::StrCat(
+                            "oversize upload: more than the ", size,
+                            " bytes declared")),
+                        "oversize");
     blob += chunk.data();
   }
-  if (blob.size() != h.encoded_size())
+  if (blob.size() == size && reader->Read(&chunk)) {
+    *bytes_read += WireSize(chunk);
+    return WithReason(absl::InvalidArgumentError(absl::StrCat(
+                          "oversize upload: more than the ", size,
+                          " bytes declared")),
+                      "oversize");
+  }
+  if (blob.size() != size)
     return absl::InvalidArgumentError(absl::StrCat(
-        blob.size() > h.encoded_size() ? "oversize" : "truncated",
-        " upload: ", blob.size(), " bytes received, ", h.encoded_size(),
+        "truncated upload: ", blob.size(), " bytes received, ", size,
         " declared"));
-  auto delta = DecodeSparseDelta(blob, d, *k);
-  if (!delta.ok()) return delta.status();
-  return state->Accept(client, model,
-                       static_cast<double>(std::max<uint64_t>(h.num_samples(), 1)),
-                       std::move(*delta));
+  return blob;
 }
 
 grpc::Status CoordinatorService::UploadDelta(
@@ -189,38 +273,41 @@ grpc::Status CoordinatorService::UploadDelta(
     v1::UploadReply* reply) {
   v1::DeltaChunk first;
   if (!reader->Read(&first))
-    return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
-                        "malformed upload: empty stream");
+    return Refuse("upload",
+                  absl::InvalidArgumentError("malformed upload: empty stream"),
+                  0, true);
+  uint64_t bytes = WireSize(first);
+  if (!first.has_header())
+    return Refuse("upload",
+                  absl::InvalidArgumentError("malformed upload: no header"),
+                  bytes, true);
   const v1::UploadHeader& h = first.header();
-  const int64_t round = first.has_header() ? static_cast<int64_t>(h.round())
-                                           : s_->current_round();
-  const int64_t client = first.has_header() ? h.client_id() : kDaemonTraffic;
-  Book(round, client, h.model_id(), Direction::kUp, Traffic::kPayload,
-       WireSize(first));
-  absl::Status st =
-      first.has_header()
-          ? ReceiveUpload(reader, first)
-          : absl::InvalidArgumentError("malformed upload: no header");
-  auto open = s_->open_round();
-  if (!st.ok()) {
-    const bool late = IsLate(st);
-    if (open) late ? open->CountLate() : open->CountRejected();
-    s_->metrics.CountUpdate(late ? "late" : "rejected");
-    LogLine("coordinator",
-            absl::StrCat("refused update of client ", client, " model ",
-                         h.model_id(), " round ", round, ": ", st.message()));
-    return ToGrpc(st);
-  }
+  auto into = ReceiveUpload(reader, first, &bytes);
+  if (!into.ok())
+    return Refuse("upload",
+                  WithContext(into.status(),
+                              absl::StrCat("client ", h.client_id(), " model ",
+                                           h.model_id(), " round ", h.round(),
+                                           ": ")),
+                  bytes, true);
+  // Booked only now: the ledger holds authenticated, accepted traffic.
+  const int64_t round = static_cast<int64_t>(h.round());
+  Book(round, h.client_id(), h.model_id(), Direction::kUp, Traffic::kPayload,
+       bytes);
   s_->metrics.CountUpdate("accepted");
   reply->set_accepted(true);
-  Book(round, client, h.model_id(), Direction::kDown, Traffic::kControl,
+  Book(round, h.client_id(), h.model_id(), Direction::kDown, Traffic::kControl,
        WireSize(*reply));
+  (*into)->Replied();
   return grpc::Status::OK;
 }
 
 grpc::Status CoordinatorService::Heartbeat(grpc::ServerContext*,
                                            const v1::HeartbeatRequest* req,
                                            v1::HeartbeatReply* reply) {
+  if (!s_->registry.BySession(req->session_id()))
+    return Refuse("heartbeat", absl::UnauthenticatedError("unknown session"),
+                  WireSize(*req));
   const int64_t round = s_->current_round();
   reply->set_round(round);
   Book(round, kDaemonTraffic, kNoModel, Direction::kUp, Traffic::kControl,

@@ -33,9 +33,28 @@ class CoordinatorService final : public v1::Coordinator::Service {
   // Books one message in the ledger and the byte metrics.
   void Book(int64_t round, int64_t client, int64_t model, Direction dir,
             Traffic kind, uint64_t bytes);
-  // Reads, validates and decodes one upload; the caller counts refusals.
-  absl::Status ReceiveUpload(grpc::ServerReader<v1::DeltaChunk>* reader,
-                             const v1::DeltaChunk& first);
+  // Reads, validates, decodes and buffers one upload; returns the round it
+  // went into (which waits for the caller's Replied()). Adds the bytes it
+  // read to `bytes_read`. The caller counts refusals.
+  absl::StatusOr<std::shared_ptr<RoundState>> ReceiveUpload(
+      grpc::ServerReader<v1::DeltaChunk>* reader, const v1::DeltaChunk& first,
+      uint64_t* bytes_read);
+  absl::StatusOr<std::string> ReadUploadBlob(
+      grpc::ServerReader<v1::DeltaChunk>* reader, const v1::DeltaChunk& first,
+      uint64_t* bytes_read);
+  // UNAUTHENTICATED without a live session, PERMISSION_DENIED when the
+  // session does not host `client`.
+  absl::Status CheckOwner(const DaemonSession* session, int64_t client) const;
+  // Counts a refused RPC (by reason; an upload also as rejected or late),
+  // logs it, and returns its gRPC status. Its bytes stay out of the ledger.
+  grpc::Status Refuse(const std::string& rpc, const absl::Status& st,
+                      uint64_t bytes, bool update = false);
+  // "cert:<peer identity>" under mutual TLS, else "token" (or "anonymous"
+  // when no token is asked for).
+  std::string PeerIdentity(grpc::ServerContext* ctx) const;
+
+  // Longest daemon name or device accepted, in bytes.
+  static constexpr size_t kMaxNameBytes = 128;
 
   CoordinatorState* s_;
 };

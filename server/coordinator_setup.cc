@@ -51,6 +51,11 @@ void ReadHistory(const std::string& dir, double threshold, double* best,
 absl::StatusOr<std::unique_ptr<Coordinator>> Coordinator::Create(
     const CoordinatorOptions& o) {
   auto c = std::unique_ptr<Coordinator>(new Coordinator());
+  // Security flags fail before any data loads.
+  auto creds = MakeServerCredentials(o.tls);
+  if (!creds.ok()) return creds.status();
+  auto token = ReadToken(o.tls.token_file);
+  if (!token.ok()) return token.status();
   const bool resume = !o.resume_dir.empty();
   auto config = resume ? LoadConfig(o.resume_dir + "/config.yaml", o.overrides)
                        : LoadConfig(o.config_path, o.overrides);
@@ -97,14 +102,21 @@ absl::StatusOr<std::unique_ptr<Coordinator>> Coordinator::Create(
   if (!scheduler.ok()) return scheduler.status();
   c->scheduler_ = std::make_unique<Scheduler>(std::move(*scheduler));
   c->state_ = std::make_unique<CoordinatorState>(*config, std::move(store));
+  c->state_->token = *token;
+  if (token->empty() && o.tls.ca_file.empty())
+    LogLine("coordinator",
+            "WARNING: no --token-file and no --tls-client-ca: any peer that "
+            "reaches the port can register as a daemon");
   if (!resume)
     if (auto st = c->results_->WriteConfig(c->state_->config_yaml); !st.ok())
       return st;
-  if (auto st = c->StartServers(o); !st.ok()) return st;
+  if (auto st = c->StartServers(o, *creds); !st.ok()) return st;
   return c;
 }
 
-absl::Status Coordinator::StartServers(const CoordinatorOptions& o) {
+absl::Status Coordinator::StartServers(
+    const CoordinatorOptions& o,
+    const std::shared_ptr<grpc::ServerCredentials>& creds) {
   metrics_linger_s_ = o.metrics_linger_s;
   auto exposer = MetricsServer::Start(o.metrics_listen, state_->metrics.registry());
   if (!exposer.ok()) return exposer.status();
@@ -112,7 +124,7 @@ absl::Status Coordinator::StartServers(const CoordinatorOptions& o) {
   service_ = std::make_unique<CoordinatorService>(state_.get());
   grpc::EnableDefaultHealthCheckService(true);
   grpc::ServerBuilder builder;
-  builder.AddListeningPort(o.listen, grpc::InsecureServerCredentials(), &port_);
+  builder.AddListeningPort(o.listen, creds, &port_);
   builder.RegisterService(service_.get());
   server_ = builder.BuildAndStart();
   if (!server_ || port_ == 0)
@@ -123,6 +135,8 @@ absl::Status Coordinator::StartServers(const CoordinatorOptions& o) {
                        state_->config.model.num_models, " x ",
                        state_->config.model.name, " (d = ",
                        evaluator_->dim(), "), listening on port ", port_,
+                       o.tls.insecure ? " (plaintext)"
+                       : o.tls.ca_file.empty() ? " (TLS)" : " (mutual TLS)",
                        ", results in ", results_->dir()));
   return absl::OkStatus();
 }
@@ -170,6 +184,9 @@ nlohmann::json Coordinator::RoundLine(const RoundState& rs, double wall,
           {"updates_accepted", rs.accepted()},
           {"updates_rejected", rs.rejected()},
           {"updates_late", rs.late()},
+          {"refusals", rs.refusals()},
+          {"refused_bytes", rs.refused_bytes()},
+          {"models_not_published", not_published_},
           {"bytes_up", up},
           {"bytes_down", down},
           {"control_bytes", control},

@@ -33,6 +33,9 @@ struct CoordinatorState {
   ByteLedger ledger;
   CoordinatorMetrics metrics;
   std::atomic<bool> stop{false};
+  // The deployment's registration token (--token-file); empty: none asked.
+  // Set before the server starts, read-only after.
+  std::string token;
 
   // The round being run (1-based); 0 before the first.
   int64_t current_round() const {

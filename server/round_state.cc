@@ -9,7 +9,36 @@ namespace shefl {
 
 namespace {
 constexpr char kLatePayload[] = "type.shefl/late";
+constexpr char kReasonPayload[] = "type.shefl/reason";
 }  // namespace
+
+absl::Status WithReason(absl::Status status, const std::string& reason) {
+  status.SetPayload(kReasonPayload, absl::Cord(reason));
+  return status;
+}
+
+absl::Status WithContext(const absl::Status& status,
+                         const std::string& prefix) {
+  absl::Status out(status.code(), absl::StrCat(prefix, status.message()));
+  status.ForEachPayload([&](absl::string_view url, const absl::Cord& payload) {
+    out.SetPayload(url, payload);
+  });
+  return out;
+}
+
+std::string RefusalReason(const absl::Status& status) {
+  if (IsLate(status)) return "late";
+  if (auto r = status.GetPayload(kReasonPayload)) return std::string(*r);
+  switch (status.code()) {
+    case absl::StatusCode::kUnauthenticated: return "unauthenticated";
+    case absl::StatusCode::kPermissionDenied: return "not_permitted";
+    case absl::StatusCode::kAlreadyExists: return "duplicate";
+    case absl::StatusCode::kFailedPrecondition: return "stale";
+    case absl::StatusCode::kInvalidArgument: return "malformed";
+    case absl::StatusCode::kResourceExhausted: return "oversize";
+    default: return "other";
+  }
+}
 
 absl::Status LateError(const std::string& message) {
   absl::Status st = absl::FailedPreconditionError(message);
@@ -72,8 +101,10 @@ absl::Status RoundState::Accept(int64_t client, int64_t model,
     return absl::AlreadyExistsError(absl::StrCat(
         "duplicate upload: client ", client, " already sent model ", model));
   if (static_cast<int64_t>(delta.nnz()) > it->second.k)
-    return absl::InvalidArgumentError(absl::StrCat(
-        "k = ", delta.nnz(), " exceeds the budget ", it->second.k));
+    return WithReason(absl::InvalidArgumentError(absl::StrCat(
+                          "k = ", delta.nnz(), " exceeds the budget ",
+                          it->second.k)),
+                      "over_budget");
   ReceivedUpdate u{client, it->second.tier, num_samples, std::move(delta)};
   if (auto st = aggregators_.at(model).Add(std::move(u)); !st.ok()) return st;
   it->second.received = true;
@@ -83,9 +114,17 @@ absl::Status RoundState::Accept(int64_t client, int64_t model,
   return absl::OkStatus();
 }
 
+void RoundState::Replied() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    ++replied_;
+  }
+  cv_.notify_all();
+}
+
 bool RoundState::WaitComplete(const std::atomic<bool>& stop) {
   std::unique_lock<std::mutex> lock(mu_);
-  while (received_ < static_cast<int64_t>(pairs_.size())) {
+  while (replied_ < static_cast<int64_t>(pairs_.size())) {
     if (stop.load() || Clock::now() >= deadline_) return false;
     cv_.wait_for(lock, std::chrono::milliseconds(100));
   }
@@ -93,8 +132,12 @@ bool RoundState::WaitComplete(const std::atomic<bool>& stop) {
 }
 
 std::vector<ModelAggregator>& RoundState::Close() {
-  std::lock_guard<std::mutex> lock(mu_);
+  std::unique_lock<std::mutex> lock(mu_);
   closed_ = true;
+  // Booking a reply takes microseconds; the bound only guards a handler
+  // that never gets there.
+  cv_.wait_for(lock, std::chrono::seconds(2),
+               [&] { return replied_ >= received_; });
   return aggregators_;
 }
 
@@ -103,14 +146,22 @@ bool RoundState::closed() const {
   return closed_;
 }
 
-void RoundState::CountRejected() {
+void RoundState::CountRefusal(const std::string& reason, uint64_t bytes,
+                              bool update) {
   std::lock_guard<std::mutex> lock(mu_);
-  ++rejected_;
+  if (update) ++(reason == "late" ? late_ : rejected_);
+  ++refusals_[reason];
+  refused_bytes_ += bytes;
 }
 
-void RoundState::CountLate() {
+std::map<std::string, int64_t> RoundState::refusals() const {
   std::lock_guard<std::mutex> lock(mu_);
-  ++late_;
+  return refusals_;
+}
+
+uint64_t RoundState::refused_bytes() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return refused_bytes_;
 }
 
 int64_t RoundState::accepted() const {

@@ -27,6 +27,15 @@ namespace shefl {
 absl::Status LateError(const std::string& message);
 bool IsLate(const absl::Status& status);
 
+// Why an RPC was refused, for the refusal counts (metric label `reason`,
+// rounds.jsonl `refusals`): the reason attached by WithReason, else one
+// derived from the status code (late, unauthenticated, not_permitted,
+// duplicate, stale, malformed, oversize, other).
+absl::Status WithReason(absl::Status status, const std::string& reason);
+std::string RefusalReason(const absl::Status& status);
+// `status` with `prefix` before its message, payloads kept.
+absl::Status WithContext(const absl::Status& status, const std::string& prefix);
+
 class RoundState {
  public:
   using Clock = std::chrono::steady_clock;
@@ -52,15 +61,25 @@ class RoundState {
   absl::Status Accept(int64_t client, int64_t model, double num_samples,
                       SparseDelta delta);
 
-  // Waits until every assigned pair arrived or the deadline passed, or
-  // `stop` is set (checked every 100 ms). Returns true when complete.
+  // The handler of an accepted update has booked its reply. A pair counts
+  // toward completion only then, so the round's line in rounds.jsonl holds
+  // every byte of its uploads, the replies included.
+  void Replied();
+
+  // Waits until every assigned pair arrived and was replied to, or the
+  // deadline passed, or `stop` is set (checked every 100 ms). Returns true
+  // when complete.
   bool WaitComplete(const std::atomic<bool>& stop);
   // Refuses every later Accept; returns the aggregators, one per model.
+  // Waits (at most 2 s) for the replies of updates already accepted.
   std::vector<ModelAggregator>& Close();
   bool closed() const;
 
-  void CountRejected();
-  void CountLate();
+  // A refused RPC of `bytes` bytes, counted by reason; an update (upload)
+  // also counts as rejected or late.
+  void CountRefusal(const std::string& reason, uint64_t bytes, bool update);
+  std::map<std::string, int64_t> refusals() const;
+  uint64_t refused_bytes() const;
   int64_t accepted() const;
   int64_t rejected() const;
   int64_t late() const;
@@ -86,7 +105,9 @@ class RoundState {
   std::map<std::pair<int64_t, int64_t>, Pair> pairs_;  // (client, model)
   std::vector<ModelAggregator> aggregators_;
   bool closed_ = false;
-  int64_t received_ = 0, rejected_ = 0, late_ = 0;
+  int64_t received_ = 0, replied_ = 0, rejected_ = 0, late_ = 0;
+  std::map<std::string, int64_t> refusals_;
+  uint64_t refused_bytes_ = 0;
 };
 
 }  // namespace shefl

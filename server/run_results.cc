@@ -1,5 +1,7 @@
 #include "server/run_results.h"
 
+#include "common/durable_file.h"
+
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -17,19 +19,7 @@ namespace shefl {
 
 absl::Status WriteFileAtomically(const std::string& path,
                                  const std::string& text) {
-  const std::string tmp = path + ".tmp";
-  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  if (fd < 0)
-    return absl::InternalError(
-        absl::StrCat("cannot create '", tmp, "': ", std::strerror(errno)));
-  const bool ok = ::write(fd, text.data(), text.size()) ==
-                      static_cast<ssize_t>(text.size()) &&
-                  ::fsync(fd) == 0;
-  ::close(fd);
-  if (!ok || std::rename(tmp.c_str(), path.c_str()) != 0)
-    return absl::InternalError(
-        absl::StrCat("cannot write '", path, "': ", std::strerror(errno)));
-  return absl::OkStatus();
+  return WriteFileDurably(path, text);
 }
 
 absl::StatusOr<RunResults> RunResults::Open(const std::string& dir) {

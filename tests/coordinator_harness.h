@@ -32,6 +32,11 @@
 
 namespace shefl {
 
+struct HarnessOptions {
+  std::string token;     // the deployment's token; empty: none asked
+  int last_client = 7;   // the harness registers clients 0..last_client
+};
+
 struct Harness {
   testing::TempDir dir;
   std::unique_ptr<Coordinator> coordinator;
@@ -42,13 +47,18 @@ struct Harness {
   grpc::ClientContext feed_ctx;
   std::unique_ptr<grpc::ClientReader<v1::FeedMessage>> feed;
 
-  explicit Harness(const std::string& extra) {
+  explicit Harness(const std::string& extra, const HarnessOptions& ho = {}) {
     testing::WriteFile(dir / "c.yaml", testing::SyntheticConfig(extra));
     CoordinatorOptions o;
     o.config_path = dir / "c.yaml";
     o.listen = "127.0.0.1:0";
     o.out_dir = dir / "out";
     o.threads = 1;
+    o.tls.insecure = true;
+    if (!ho.token.empty()) {
+      testing::WriteFile(dir / "token", ho.token + "\n");
+      o.tls.token_file = dir / "token";
+    }
     auto c = Coordinator::Create(o);
     REQUIRE(c.ok());
     coordinator = std::move(*c);
@@ -58,7 +68,8 @@ struct Harness {
         grpc::InsecureChannelCredentials()));
     v1::RegisterRequest req;
     req.set_daemon_name("test-daemon");
-    for (int i = 0; i < 8; ++i) req.add_clients()->set_client_id(i);
+    req.set_token(ho.token);
+    for (int i = 0; i <= ho.last_client; ++i) req.add_clients()->set_client_id(i);
     v1::RegisterReply reply;
     grpc::ClientContext ctx;
     REQUIRE(stub->Register(&ctx, req, &reply).ok());
@@ -112,6 +123,23 @@ struct Harness {
   int UploadZeros(const std::vector<v1::Task>& tasks,
                   const std::set<std::pair<int64_t, int64_t>>& skip = {});
 };
+
+// Registers a daemon `name` hosting clients first..last with `token`.
+inline grpc::Status RegisterAs(v1::Coordinator::Stub& stub,
+                               const std::string& name,
+                               const std::string& token, int first, int last,
+                               std::string* session = nullptr) {
+  v1::RegisterRequest req;
+  req.set_daemon_name(name);
+  req.set_token(token);
+  for (int i = first; i <= last; ++i) req.add_clients()->set_client_id(i);
+  v1::RegisterReply reply;
+  grpc::ClientContext ctx;
+  ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(20));
+  grpc::Status st = stub.Register(&ctx, req, &reply);
+  if (session) *session = reply.session_id();
+  return st;
+}
 
 // What one accepted update was, for the expected aggregate.
 struct SentUpdate {

@@ -6,6 +6,7 @@
 
 #include <catch2/catch.hpp>
 #include <cmath>
+#include <limits>
 #include <numeric>
 
 namespace shefl {
@@ -81,6 +82,19 @@ TEST_CASE("member weights reweigh the ensemble") {
   CHECK(r->ensemble_nll == Approx(r->member_nll[0]));
   CHECK_FALSE(EvaluateFromProbs(HandProbs(), HandLabels(), {0.5, 0.6}).ok());
   CHECK_FALSE(EvaluateFromProbs(HandProbs(), HandLabels(), {1.0}).ok());
+}
+
+TEST_CASE("a model whose outputs overflow is still evaluated") {
+  // Logits of +-inf give NaN probabilities; the ECE bin must stay in range
+  // (it was an "index out of range" that stopped the coordinator).
+  const double inf = std::numeric_limits<double>::infinity();
+  at::Tensor logits =
+      at::tensor({inf, -inf, inf, inf, 1.0, 0.0, 0.0, 1.0}, at::kDouble)
+          .view({2, 2, 2});
+  auto r = EvaluateFromLogits(logits, HandLabels(), {});
+  INFO(r.status());
+  REQUIRE(r.ok());
+  CHECK(r->samples == 2);
 }
 
 TEST_CASE("wrong shapes are refused") {

@@ -21,7 +21,7 @@ std::vector<std::string> Coordinator(const TempDir& dir, int port,
                                      const std::string& set = "rounds=3") {
   return {BinDir() + "/shefl-coordinator", "--config", dir / "c.yaml",
           "--listen", "127.0.0.1:" + std::to_string(port), "--out",
-          dir / "run", "--threads", "1", "--set", set};
+          dir / "run", "--threads", "1", "--set", set, "--insecure"};
 }
 
 std::vector<std::string> Daemon(const TempDir& dir, int port,
@@ -29,7 +29,7 @@ std::vector<std::string> Daemon(const TempDir& dir, int port,
                                 const std::string& name) {
   return {BinDir() + "/shefl-client", "--coordinator",
           "127.0.0.1:" + std::to_string(port), "--clients", clients, "--name",
-          name, "--out", dir / "run/daemons", "--threads", "1"};
+          name, "--out", dir / "run/daemons", "--threads", "1", "--insecure"};
 }
 
 TEST_CASE("daemons started before the coordinator connect when it comes up") {

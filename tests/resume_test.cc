@@ -117,11 +117,12 @@ TEST_CASE("SIGTERM stops the coordinator cleanly: checkpoint, summary, exit 0") 
                        dir / "c.yaml", "--listen",
                        "127.0.0.1:" + std::to_string(port), "--out", run,
                        "--threads", "1", "--set", "rounds=50", "--set",
-                       "train.local_steps=200"},
+                       "train.local_steps=200", "--insecure"},
                       dir / "c.log");
   const int d = Spawn({BinDir() + "/shefl-client", "--coordinator",
                        "127.0.0.1:" + std::to_string(port), "--clients", "0-7",
-                       "--out", run + "/daemons", "--threads", "1"},
+                       "--out", run + "/daemons", "--threads", "1",
+                       "--insecure"},
                       dir / "d.log");
   REQUIRE(WaitUntil([&] { return !ReadJsonl(run + "/rounds.jsonl").empty(); },
                     240));

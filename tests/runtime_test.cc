@@ -104,12 +104,13 @@ TEST_CASE("a bad config stops the coordinator at start, naming the key") {
   const std::string cfg = dir / "bad.yaml";
   testing::WriteFile(cfg, testing::SyntheticConfig("aggregation:\n  beta: 3\n"));
   auto r = RunProcess({testing::BinDir() + "/shefl-coordinator", "--config",
-                       cfg, "--listen", "127.0.0.1:0", "--out", dir / "out"},
+                       cfg, "--listen", "127.0.0.1:0", "--out", dir / "out",
+                       "--insecure"},
                       60);
   CHECK(r.exit_code == 1);
   CHECK_THAT(r.output, Catch::Contains("aggregation.beta"));
   auto r2 = RunProcess({testing::BinDir() + "/shefl-coordinator", "--config",
-                        dir / "bad.yaml", "--set", "rounds=0"},
+                        dir / "bad.yaml", "--set", "rounds=0", "--insecure"},
                        60);
   CHECK(r2.exit_code == 1);
   CHECK_THAT(r2.output, Catch::Contains("aggregation.beta"));

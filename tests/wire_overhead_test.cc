@@ -104,14 +104,15 @@ TEST_CASE("accounted bytes are within 1% of what TCP carried, and /metrics agree
       {BinDir() + "/shefl-coordinator", "--config", dir / "c.yaml", "--listen",
        "127.0.0.1:" + std::to_string(grpc_port), "--metrics-listen",
        "127.0.0.1:" + std::to_string(metrics_port), "--out", out, "--threads",
-       "1", "--metrics-linger-s", "300"},
+       "1", "--metrics-linger-s", "300", "--insecure"},
       coordinator_log));
   CountingRelay relay(grpc_port);
   const std::string via = "127.0.0.1:" + std::to_string(relay.port());
   const int d0 = reaper.Add(Spawn(
       {BinDir() + "/shefl-client", "--coordinator", via, "--clients", "0-3",
        "--name", "d0", "--out", out + "/daemons", "--threads", "1",
-       "--metrics-listen", "127.0.0.1:" + std::to_string(d0_metrics)},
+       "--metrics-listen", "127.0.0.1:" + std::to_string(d0_metrics),
+       "--insecure"},
       dir / "d0.log"));
   auto logs = [&] {
     return "coordinator log:\n" + ReadFile(coordinator_log) + "\nd0 log:\n" +
@@ -137,7 +138,8 @@ TEST_CASE("accounted bytes are within 1% of what TCP carried, and /metrics agree
 
   const int d1 = reaper.Add(Spawn({BinDir() + "/shefl-client", "--coordinator",
                                   via, "--clients", "4-7", "--name", "d1",
-                                  "--out", out + "/daemons", "--threads", "1"},
+                                  "--out", out + "/daemons", "--threads", "1",
+                                  "--insecure"},
                                  dir / "d1.log"));
 
   // The run is over when summary.json exists. Meanwhile scrape d0 as often

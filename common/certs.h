@@ -1,0 +1,48 @@
+// A development PKI made with OpenSSL's library (`shefl certs`, and `shefl
+// run` for each run): a CA, a server certificate for the coordinator's
+// host names, one client certificate per daemon for mutual TLS, and the
+// registration token. For labs and tests; a site with its own CA uses its
+// own files with the same flags.
+#ifndef SHEFL_COMMON_CERTS_H_
+#define SHEFL_COMMON_CERTS_H_
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+
+namespace shefl {
+
+struct PkiOptions {
+  std::string out_dir;
+  // Names and addresses the server certificate is valid for (IPv4/IPv6
+  // literals become IP entries, the rest DNS); localhost and 127.0.0.1 are
+  // always added.
+  std::vector<std::string> hosts;
+  int clients = 2;  // client-0 .. client-<clients-1>
+  // Validity of the new certificates, in seconds from now (negative: in
+  // the past; tests make expired ones this way).
+  int64_t not_before_s = -3600;
+  int64_t not_after_s = int64_t{365} * 86400;
+  // Use ca.pem/ca.key already in out_dir (to add or renew leaf
+  // certificates under the same CA) instead of making a new CA.
+  bool reuse_ca = false;
+  // Overwrite an existing ca.key (otherwise an error: a new CA silently
+  // locks out every daemon holding a certificate of the old one).
+  bool force = false;
+  bool write_token = true;
+};
+
+// Writes ca.pem, ca.key, server.pem, server.key, client-<i>.pem/.key and
+// token into out_dir (created if missing). Keys are mode 0600; every file
+// is written to a temporary name, fsynced and renamed, then the directory
+// is fsynced. `on_file` is called with each path written.
+absl::Status MakeDevPki(const PkiOptions& o,
+                        const std::function<void(const std::string&)>& on_file =
+                            nullptr);
+
+}  // namespace shefl
+
+#endif  // SHEFL_COMMON_CERTS_H_

@@ -1,0 +1,26 @@
+// Files a run relies on (checkpoints' neighbours, config.yaml, summary,
+// keys): written whole or not at all, and on disk before we go on.
+#ifndef SHEFL_COMMON_DURABLE_FILE_H_
+#define SHEFL_COMMON_DURABLE_FILE_H_
+
+#include <string>
+#include <sys/types.h>
+
+#include "absl/status/status.h"
+
+namespace shefl {
+
+// Writes `contents` to `path` + ".tmp" (mode `mode`), checking every
+// write (short writes are retried), fsyncs it, renames it over `path` and
+// fsyncs the directory, so a crash leaves the old file or the new one.
+// Errors name the path and the system's reason.
+absl::Status WriteFileDurably(const std::string& path,
+                              const std::string& contents, mode_t mode = 0644);
+
+// fsync of the directory holding `path` (makes a rename or a new file
+// durable). Errors name the directory.
+absl::Status FsyncParentDir(const std::string& path);
+
+}  // namespace shefl
+
+#endif  // SHEFL_COMMON_DURABLE_FILE_H_

@@ -1,0 +1,241 @@
+// TLS, mutual TLS, the token and certificate identities, against a real
+// coordinator in this process over real sockets on 127.0.0.1, with a PKI
+// made by the real `shefl certs`. Every refused attempt must leave the
+// registry and the books as they were. The test prints the matrix.
+#include "tests/coordinator_harness.h"
+
+#include <cstdio>
+
+#include <filesystem>
+
+#include "common/certs.h"
+#include "common/tls.h"
+
+namespace shefl {
+namespace {
+
+using testing::BinDir;
+using testing::ReadFile;
+using testing::RunProcess;
+using testing::TempDir;
+
+void MakePki(const std::string& dir) {
+  auto r = RunProcess({BinDir() + "/shefl", "certs", "--out", dir, "--hosts",
+                       "127.0.0.1,localhost", "--clients", "2"},
+                      60);
+  INFO(r.output);
+  REQUIRE(r.exit_code == 0);
+}
+
+struct TlsCoordinator {
+  std::unique_ptr<Coordinator> coordinator;
+  std::thread runner;
+
+  TlsCoordinator(const TempDir& dir, const std::string& pki) {
+    testing::WriteFile(dir / "c.yaml", testing::SyntheticConfig());
+    CoordinatorOptions o;
+    o.config_path = dir / "c.yaml";
+    o.listen = "127.0.0.1:0";
+    o.out_dir = dir / "out";
+    o.threads = 1;
+    o.tls.cert_file = pki + "/server.pem";
+    o.tls.key_file = pki + "/server.key";
+    o.tls.ca_file = pki + "/ca.pem";
+    o.tls.token_file = pki + "/token";
+    auto c = Coordinator::Create(o);
+    INFO(c.status());
+    REQUIRE(c.ok());
+    coordinator = std::move(*c);
+    runner = std::thread([this] { (void)coordinator->Run(); });
+  }
+  ~TlsCoordinator() {
+    coordinator->RequestStop();
+    runner.join();
+  }
+  std::string target() const {
+    return "127.0.0.1:" + std::to_string(coordinator->listening_port());
+  }
+  uint64_t booked() {
+    const ByteCounts t = coordinator->state().ledger.Total();
+    return t.payload_up + t.payload_down + t.control();
+  }
+};
+
+// How a peer dials: which CA it trusts, which certificate it shows, which
+// token it presents, which name it expects.
+struct Peer {
+  std::string label;
+  bool plaintext = false;
+  std::string ca, cert, key, token, server_name;
+};
+
+std::unique_ptr<v1::Coordinator::Stub> Dial(const std::string& target,
+                                            const Peer& p) {
+  TlsOptions o;
+  o.insecure = p.plaintext;
+  o.ca_file = p.ca;
+  o.cert_file = p.cert;
+  o.key_file = p.key;
+  o.server_name = p.server_name;
+  grpc::ChannelArguments args;
+  auto creds = MakeChannelCredentials(o, &args);
+  REQUIRE(creds.ok());
+  return v1::Coordinator::NewStub(
+      grpc::CreateCustomChannel(target, *creds, args));
+}
+
+
+const char* CodeName(grpc::StatusCode c) {
+  switch (c) {
+    case grpc::StatusCode::OK: return "OK";
+    case grpc::StatusCode::UNAVAILABLE: return "UNAVAILABLE";
+    case grpc::StatusCode::UNAUTHENTICATED: return "UNAUTHENTICATED";
+    case grpc::StatusCode::PERMISSION_DENIED: return "PERMISSION_DENIED";
+    case grpc::StatusCode::ALREADY_EXISTS: return "ALREADY_EXISTS";
+    default: return "other";
+  }
+}
+
+TEST_CASE("only peers with the CA's certificate and the token get in",
+          "[tls]") {
+  TempDir dir;
+  const std::string pki = dir / "pki", other = dir / "other";
+  const std::string expired = dir / "expired";
+  MakePki(pki);
+  MakePki(other);
+  // A client certificate of the right CA whose validity ended yesterday.
+  std::filesystem::create_directories(expired);
+  for (const char* f : {"ca.pem", "ca.key"})
+    std::filesystem::copy_file(pki + "/" + f, expired + "/" + f);
+  PkiOptions old;
+  old.out_dir = expired;
+  old.clients = 1;
+  old.reuse_ca = true;
+  old.write_token = false;
+  old.not_before_s = -2 * 86400;
+  old.not_after_s = -86400;
+  REQUIRE(MakeDevPki(old).ok());
+  const std::string token = ReadFile(pki + "/token").substr(0, 64);
+  TlsCoordinator c(dir, pki);
+
+  const Peer good{"valid cert + token", false, pki + "/ca.pem",
+                  pki + "/client-0.pem", pki + "/client-0.key", token, ""};
+  struct Row {
+    Peer peer;
+    grpc::StatusCode want;
+  };
+  std::vector<Row> rows;
+  auto with = [&](std::string label, auto change, grpc::StatusCode want) {
+    Peer p = good;
+    p.label = std::move(label);
+    change(p);
+    rows.push_back({p, want});
+  };
+  const auto kRefusedInHandshake = grpc::StatusCode::UNAVAILABLE;
+  with("plaintext against TLS", [](Peer& p) { p.plaintext = true; },
+       kRefusedInHandshake);
+  with("no client certificate", [](Peer& p) { p.cert = p.key = ""; },
+       kRefusedInHandshake);
+  with("client certificate of another CA", [&](Peer& p) {
+         p.cert = other + "/client-0.pem";
+         p.key = other + "/client-0.key";
+       }, kRefusedInHandshake);
+  with("expired client certificate", [&](Peer& p) {
+         p.cert = expired + "/client-0.pem";
+         p.key = expired + "/client-0.key";
+       }, kRefusedInHandshake);
+  with("server checked against another CA",
+       [&](Peer& p) { p.ca = other + "/ca.pem"; }, kRefusedInHandshake);
+  with("wrong host name", [](Peer& p) { p.server_name = "wrong.example"; },
+       kRefusedInHandshake);
+  with("wrong token", [](Peer& p) { p.token = std::string(64, 'f'); },
+       grpc::StatusCode::UNAUTHENTICATED);
+  with("no token", [](Peer& p) { p.token = ""; },
+       grpc::StatusCode::UNAUTHENTICATED);
+
+  const uint64_t booked = c.booked();
+  std::printf("%-36s %-18s %s\n", "peer (Register)", "expected", "got");
+  for (const Row& r : rows) {
+    auto stub = Dial(c.target(), r.peer);
+    const grpc::Status st = RegisterAs(*stub, "intruder", r.peer.token, 0, 7);
+    std::printf("%-36s %-18s %s\n", r.peer.label.c_str(), CodeName(r.want),
+                CodeName(st.error_code()));
+    INFO(r.peer.label << ": " << st.error_message());
+    CHECK(st.error_code() == r.want);
+  }
+  CHECK(c.coordinator->state().registry.Sessions().empty());
+  CHECK(c.booked() == booked);
+
+  std::string session;
+  auto stub = Dial(c.target(), good);
+  const grpc::Status ok = RegisterAs(*stub, "d0", token, 0, 3, &session);
+  std::printf("%-36s %-18s %s\n", good.label.c_str(), "OK",
+              CodeName(ok.error_code()));
+  INFO(ok.error_message());
+  CHECK(ok.ok());
+  CHECK(c.booked() > booked);
+}
+
+TEST_CASE("under mutual TLS a name and its clients belong to one certificate",
+          "[tls]") {
+  TempDir dir;
+  const std::string pki = dir / "pki";
+  MakePki(pki);
+  const std::string token = ReadFile(pki + "/token").substr(0, 64);
+  TlsCoordinator c(dir, pki);
+  const Peer d0{"client-0", false, pki + "/ca.pem", pki + "/client-0.pem",
+                pki + "/client-0.key", token, ""};
+  Peer d1 = d0;
+  d1.label = "client-1";
+  d1.cert = pki + "/client-1.pem";
+  d1.key = pki + "/client-1.key";
+  auto s0 = Dial(c.target(), d0);
+  auto s1 = Dial(c.target(), d1);
+
+  std::string first;
+  REQUIRE(RegisterAs(*s0, "daemon-0", token, 0, 3, &first).ok());
+  // No feed is open, so only identity stands between client-1 and these.
+  CHECK(RegisterAs(*s1, "daemon-0", token, 4, 7).error_code() ==
+        grpc::StatusCode::PERMISSION_DENIED);
+  CHECK(RegisterAs(*s1, "squatter", token, 2, 5).error_code() ==
+        grpc::StatusCode::PERMISSION_DENIED);
+  auto owner = c.coordinator->state().registry.OwnerOf(2);
+  REQUIRE(owner != nullptr);
+  CHECK(owner->name == "daemon-0");
+  CHECK(owner->session_id == first);
+  CHECK(c.coordinator->state().registry.OwnerOf(5) == nullptr);
+  // The same certificate may come back (a restart) and client-1 may take
+  // clients nobody holds.
+  std::string again;
+  CHECK(RegisterAs(*s0, "daemon-0", token, 0, 3, &again).ok());
+  CHECK(again != first);
+  CHECK(RegisterAs(*s1, "daemon-1", token, 4, 7).ok());
+}
+
+TEST_CASE("a coordinator without TLS files or --insecure refuses to start",
+          "[tls]") {
+  TempDir dir;
+  testing::WriteFile(dir / "c.yaml", testing::SyntheticConfig());
+  auto r = RunProcess({BinDir() + "/shefl-coordinator", "--config",
+                       dir / "c.yaml", "--listen", "127.0.0.1:0"},
+                      60);
+  CHECK(r.exit_code == 1);
+  CHECK_THAT(r.output, Catch::Contains("--tls-cert"));
+  CHECK_THAT(r.output, Catch::Contains("--insecure"));
+  testing::WriteFile(dir / "short", "abc\n");
+  auto t = RunProcess({BinDir() + "/shefl-coordinator", "--config",
+                       dir / "c.yaml", "--insecure", "--token-file",
+                       dir / "short"},
+                      60);
+  CHECK(t.exit_code == 1);
+  CHECK_THAT(t.output, Catch::Contains("--token-file"));
+  auto m = RunProcess({BinDir() + "/shefl-coordinator", "--config",
+                       dir / "c.yaml", "--tls-cert", dir / "missing.pem",
+                       "--tls-key", dir / "missing.key"},
+                      60);
+  CHECK(m.exit_code == 1);
+  CHECK_THAT(m.output, Catch::Contains("missing.pem"));
+}
+
+}  // namespace
+}  // namespace shefl
