@@ -34,10 +34,12 @@ absl::Status ParseFlag(const std::string& flag, const std::string& value,
     if (o.hosts.empty())
       return absl::InvalidArgumentError("--hosts needs at least one host");
   } else if (flag == "--clients" || flag == "--days") {
-    if (!absl::SimpleAtoi(value, &n) || n < (flag == "--days" ? 1 : 0) ||
-        n > 36500)
-      return absl::InvalidArgumentError(
-          absl::StrCat(flag, " '", value, "': expected a whole number"));
+    const bool days = flag == "--days";
+    const int lo = days ? 1 : 0, hi = days ? 36500 : 1000;
+    if (!absl::SimpleAtoi(value, &n) || n < lo || n > hi)
+      return absl::InvalidArgumentError(absl::StrCat(
+          flag, " '", value, "': expected a whole number from ", lo, " to ",
+          hi));
     if (flag == "--clients") o.clients = n;
     else o.not_after_s = int64_t{n} * 86400;
   } else {
@@ -75,19 +77,24 @@ int CertsCommand(const std::vector<std::string>& args) {
               << " is required\n\n" << CertsUsage();
     return 2;
   }
+  // What was made goes to stdout (it is the command's result); errors to
+  // stderr.
   absl::Status st = MakeDevPki(o, [](const std::string& path) {
-    std::cerr << "wrote " << path << "\n";
+    std::cout << "wrote " << path << "\n";
   });
   if (!st.ok()) {
     std::cerr << "shefl certs: " << st.message() << "\n";
-    return 1;
+    // A host the library will not put in a certificate is a usage error.
+    return st.code() == absl::StatusCode::kInvalidArgument ? 2 : 1;
   }
   const std::string& d = o.out_dir;
-  std::cerr << "use: shefl-coordinator --tls-cert " << d << "/server.pem --tls-key "
-            << d << "/server.key --tls-client-ca " << d << "/ca.pem --token-file "
-            << d << "/token\n     shefl-client --tls-ca " << d << "/ca.pem --tls-cert "
-            << d << "/client-0.pem --tls-key " << d << "/client-0.key --token-file "
-            << d << "/token\n";
+  std::cout << "use: shefl-coordinator --tls-cert " << d
+            << "/server.pem --tls-key " << d << "/server.key [--tls-client-ca "
+            << d << "/ca.pem] --token-file " << d << "/token\n"
+            << "     shefl-client --tls-ca " << d << "/ca.pem [--tls-cert " << d
+            << "/client-<i>.pem --tls-key " << d
+            << "/client-<i>.key] --token-file " << d << "/token\n"
+            << "     ([...]: mutual TLS; keep ca.key off the machines)\n";
   return 0;
 }
 

@@ -11,6 +11,7 @@
 #include <openssl/x509v3.h>
 
 #include <algorithm>
+#include <cctype>
 #include <filesystem>
 #include <memory>
 
@@ -32,10 +33,13 @@ using KeyPtr = std::unique_ptr<EVP_PKEY, Deleter<EVP_PKEY, EVP_PKEY_free>>;
 using CertPtr = std::unique_ptr<X509, Deleter<X509, X509_free>>;
 using BioPtr = std::unique_ptr<BIO, Deleter<BIO, BIO_free_all>>;
 using BnPtr = std::unique_ptr<BIGNUM, Deleter<BIGNUM, BN_free>>;
+using ExtPtr =
+    std::unique_ptr<X509_EXTENSION, Deleter<X509_EXTENSION, X509_EXTENSION_free>>;
 
-// The error OpenSSL queued, with what we were doing.
+// The error OpenSSL queued, with what we were doing. The first queued
+// error is the root cause; later ones are the callers' reports of it.
 absl::Status SslError(const std::string& what) {
-  char buf[256] = "unknown error";
+  char buf[256] = "no OpenSSL error queued";
   if (unsigned long e = ERR_get_error()) ERR_error_string_n(e, buf, sizeof buf);
   ERR_clear_error();
   return absl::InternalError(absl::StrCat(what, ": ", buf));
@@ -45,6 +49,18 @@ bool IsIp(const std::string& host) {
   unsigned char buf[16];
   return inet_pton(AF_INET, host.c_str(), buf) == 1 ||
          inet_pton(AF_INET6, host.c_str(), buf) == 1;
+}
+
+// The SAN goes through OpenSSL's extension config syntax, where ',' and
+// ':' are separators and '@' names a section; a DNS name needs none of
+// them, so anything beyond letters, digits, '-', '.', '_' and a wildcard
+// '*' is a typo (a "host:port", a stray space) to report, not to encode.
+bool IsDnsName(const std::string& host) {
+  return !host.empty() &&
+         std::all_of(host.begin(), host.end(), [](unsigned char c) {
+           return std::isalnum(c) || c == '-' || c == '.' || c == '_' ||
+                  c == '*';
+         });
 }
 
 std::string SubjectAltNames(const std::vector<std::string>& hosts) {
@@ -61,11 +77,11 @@ absl::Status AddExtension(X509* cert, X509* issuer, int nid,
                           const std::string& value) {
   X509V3_CTX ctx;
   X509V3_set_ctx(&ctx, issuer, cert, nullptr, nullptr, 0);
-  X509_EXTENSION* ext = X509V3_EXT_conf_nid(nullptr, &ctx, nid, value.c_str());
+  ExtPtr ext(X509V3_EXT_conf_nid(nullptr, &ctx, nid, value.c_str()));
   if (!ext) return SslError(absl::StrCat("extension ", OBJ_nid2sn(nid)));
-  const int ok = X509_add_ext(cert, ext, -1);
-  X509_EXTENSION_free(ext);
-  if (!ok) return SslError(absl::StrCat("adding ", OBJ_nid2sn(nid)));
+  // X509_add_ext copies the extension; ours is freed either way.
+  if (!X509_add_ext(cert, ext.get(), -1))
+    return SslError(absl::StrCat("adding ", OBJ_nid2sn(nid)));
   return absl::OkStatus();
 }
 
@@ -85,7 +101,8 @@ absl::StatusOr<CertPtr> MakeCert(const CertSpec& spec, EVP_PKEY* key,
   unsigned char serial[16];
   if (!cert || RAND_bytes(serial, sizeof serial) != 1)
     return SslError("new certificate");
-  serial[0] &= 0x7f;  // a positive INTEGER
+  // BN_bin2bn reads the bytes as unsigned, so all 128 bits stay random and
+  // the INTEGER is positive (17 DER bytes at most, under RFC 5280's 20).
   BnPtr bn(BN_bin2bn(serial, sizeof serial, nullptr));
   if (!bn || !X509_set_version(cert.get(), 2) ||
       !BN_to_ASN1_INTEGER(bn.get(), X509_get_serialNumber(cert.get())) ||
@@ -104,8 +121,10 @@ absl::StatusOr<CertPtr> MakeCert(const CertSpec& spec, EVP_PKEY* key,
   X509* signer = issuer ? issuer : cert.get();
   std::vector<std::pair<int, std::string>> exts = {
       {NID_basic_constraints, spec.ca ? "critical,CA:TRUE" : "critical,CA:FALSE"},
+      // EC keys only sign (ECDHE does the key exchange), so a leaf needs
+      // digitalSignature and nothing that implies RSA key transport.
       {NID_key_usage, spec.ca ? "critical,keyCertSign,cRLSign"
-                              : "critical,digitalSignature,keyEncipherment"},
+                              : "critical,digitalSignature"},
       {NID_subject_key_identifier, "hash"},
       {NID_authority_key_identifier, "keyid:always"}};
   if (!spec.extended_usage.empty())
@@ -138,9 +157,16 @@ class PkiWriter {
             const std::function<void(const std::string&)>& on_file)
       : o_(o), on_file_(on_file) {}
 
+  std::string Path(const std::string& name) const {
+    return o_.out_dir + "/" + name;
+  }
+  static absl::Status Named(const std::string& path, const absl::Status& st) {
+    return absl::Status(st.code(), absl::StrCat(path, ": ", st.message()));
+  }
+  // WriteFileDurably's errors already name the file.
   absl::Status Write(const std::string& name, const std::string& text,
                      mode_t mode) {
-    const std::string path = o_.out_dir + "/" + name;
+    const std::string path = Path(name);
     if (auto st = WriteFileDurably(path, text, mode); !st.ok()) return st;
     if (on_file_) on_file_(path);
     return absl::OkStatus();
@@ -149,16 +175,16 @@ class PkiWriter {
   absl::StatusOr<std::pair<KeyPtr, CertPtr>> Issue(const std::string& stem,
                                                    const CertSpec& spec,
                                                    X509* ca, EVP_PKEY* ca_key) {
+    const std::string key_path = Path(stem + ".key");
+    const std::string cert_path = Path(stem + ".pem");
     KeyPtr key(EVP_EC_gen("P-256"));
-    if (!key) return SslError(absl::StrCat(stem, ": key generation"));
+    if (!key) return SslError(absl::StrCat(key_path, ": P-256 key generation"));
     auto cert = MakeCert(spec, key.get(), ca, ca_key, o_);
-    if (!cert.ok())
-      return absl::Status(cert.status().code(),
-                          absl::StrCat(stem, ": ", cert.status().message()));
+    if (!cert.ok()) return Named(cert_path, cert.status());
     auto key_pem = Pem(nullptr, key.get());
+    if (!key_pem.ok()) return Named(key_path, key_pem.status());
     auto cert_pem = Pem(cert->get(), nullptr);
-    if (!key_pem.ok()) return key_pem.status();
-    if (!cert_pem.ok()) return cert_pem.status();
+    if (!cert_pem.ok()) return Named(cert_path, cert_pem.status());
     if (auto st = Write(stem + ".key", *key_pem, 0600); !st.ok()) return st;
     if (auto st = Write(stem + ".pem", *cert_pem, 0644); !st.ok()) return st;
     return std::make_pair(std::move(key), std::move(*cert));
@@ -170,12 +196,20 @@ class PkiWriter {
 };
 
 absl::StatusOr<std::pair<KeyPtr, CertPtr>> LoadCa(const std::string& dir) {
-  BioPtr kb(BIO_new_file((dir + "/ca.key").c_str(), "r"));
-  BioPtr cb(BIO_new_file((dir + "/ca.pem").c_str(), "r"));
-  if (!kb || !cb) return SslError(absl::StrCat("reading ", dir, "/ca.key and ca.pem"));
+  const std::string key_path = dir + "/ca.key", cert_path = dir + "/ca.pem";
+  BioPtr kb(BIO_new_file(key_path.c_str(), "r"));
+  if (!kb) return SslError(absl::StrCat("cannot open ", key_path));
   KeyPtr key(PEM_read_bio_PrivateKey(kb.get(), nullptr, nullptr, nullptr));
+  if (!key) return SslError(absl::StrCat("cannot read a key from ", key_path));
+  BioPtr cb(BIO_new_file(cert_path.c_str(), "r"));
+  if (!cb) return SslError(absl::StrCat("cannot open ", cert_path));
   CertPtr cert(PEM_read_bio_X509(cb.get(), nullptr, nullptr, nullptr));
-  if (!key || !cert) return SslError(absl::StrCat("parsing ", dir, "/ca.*"));
+  if (!cert)
+    return SslError(absl::StrCat("cannot read a certificate from ", cert_path));
+  // A key from one CA and a certificate from another would sign leaves
+  // that nothing verifies; say so here rather than in a TLS handshake.
+  if (X509_check_private_key(cert.get(), key.get()) != 1)
+    return SslError(absl::StrCat(key_path, " does not match ", cert_path));
   return std::make_pair(std::move(key), std::move(cert));
 }
 
@@ -185,11 +219,12 @@ absl::Status CheckOptions(const PkiOptions& o) {
     return absl::InvalidArgumentError(
         absl::StrCat("--clients ", o.clients, ": expected 0 to 1000"));
   for (const std::string& h : o.hosts)
-    if (h.empty() || h.find_first_of(", \t\n") != std::string::npos)
-      return absl::InvalidArgumentError(
-          absl::StrCat("--hosts: bad host name '", h, "'"));
+    if (!IsIp(h) && !IsDnsName(h))
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--hosts: '", h, "' is neither an IP address nor a DNS name"));
   if (o.not_after_s <= o.not_before_s)
-    return absl::InvalidArgumentError("--days must be at least 1");
+    return absl::InvalidArgumentError(
+        "validity ends before it starts (--days must be at least 1)");
   return absl::OkStatus();
 }
 
@@ -198,17 +233,24 @@ absl::Status CheckOptions(const PkiOptions& o) {
 absl::Status MakeDevPki(const PkiOptions& o,
                         const std::function<void(const std::string&)>& on_file) {
   if (auto st = CheckOptions(o); !st.ok()) return st;
+  // SslError reports the oldest queued error; one left by the caller's
+  // earlier OpenSSL calls is not ours.
+  ERR_clear_error();
   std::error_code ec;
   std::filesystem::create_directories(o.out_dir, ec);
   if (ec)
     return absl::InternalError(
         absl::StrCat("cannot create '", o.out_dir, "': ", ec.message()));
-  const bool have_ca = std::filesystem::exists(o.out_dir + "/ca.key", ec);
+  const std::string ca_key_path = o.out_dir + "/ca.key";
+  const bool have_ca = std::filesystem::exists(ca_key_path, ec);
+  if (ec)  // unknown is not "absent": we could be about to replace a CA
+    return absl::InternalError(
+        absl::StrCat("cannot check '", ca_key_path, "': ", ec.message()));
   if (have_ca && !o.reuse_ca && !o.force)
     return absl::AlreadyExistsError(absl::StrCat(
-        o.out_dir, "/ca.key exists: a new CA would lock out every daemon "
-                   "holding a certificate of the old one (use --force to "
-                   "replace it)"));
+        ca_key_path, " exists: a new CA would lock out every daemon holding "
+                     "a certificate of the old one (use --force to replace "
+                     "it)"));
   PkiWriter w(o, on_file);
   KeyPtr ca_key;
   CertPtr ca;
@@ -238,7 +280,8 @@ absl::Status MakeDevPki(const PkiOptions& o,
   }
   if (!o.write_token) return absl::OkStatus();
   unsigned char raw[32];
-  if (RAND_bytes(raw, sizeof raw) != 1) return SslError("token");
+  if (RAND_bytes(raw, sizeof raw) != 1)
+    return SslError(absl::StrCat(w.Path("token"), ": RAND_bytes"));
   return w.Write("token",
                  absl::BytesToHexString(absl::string_view(
                      reinterpret_cast<const char*>(raw), sizeof raw)) +

@@ -36,9 +36,19 @@ struct PkiOptions {
 };
 
 // Writes ca.pem, ca.key, server.pem, server.key, client-<i>.pem/.key and
-// token into out_dir (created if missing). Keys are mode 0600; every file
-// is written to a temporary name, fsynced and renamed, then the directory
-// is fsynced. `on_file` is called with each path written.
+// token into out_dir (created if missing): EC P-256 keys, SHA-256
+// signatures, random 128-bit serials; the CA with basicConstraints
+// CA:TRUE and keyUsage keyCertSign,cRLSign (both critical), the server
+// with serverAuth and the SANs of `hosts`, client-<i> with CN
+// "shefl-client-<i>" and clientAuth. Keys and token are mode 0600; every
+// file is written to a temporary name in out_dir, fsynced and renamed,
+// then the directory is fsynced. `on_file` is called with each path
+// written. Errors name the file and carry OpenSSL's reason.
+//
+// Tests make the certificates a handshake must refuse with the same call:
+// an expired set with not_after_s < 0 (and reuse_ca over a copy of a good
+// ca.pem/ca.key, for leaves of the right CA), a foreign CA by a second
+// call into another folder.
 absl::Status MakeDevPki(const PkiOptions& o,
                         const std::function<void(const std::string&)>& on_file =
                             nullptr);
