@@ -95,6 +95,16 @@ int Client(const std::map<std::string, std::string>& f) {
     std::cout << "fake client: giving up" << std::endl;
     return code;
   }
+  // FAKE_CLIENT_EXIT_ONCE=DIR: the first start of each daemon dies (a
+  // marker in DIR remembers it), its restart runs normally.
+  if (const char* dir = std::getenv("FAKE_CLIENT_EXIT_ONCE")) {
+    const std::string marker = std::string(dir) + "/" + f.at("--name") + ".died";
+    if (access(marker.c_str(), F_OK) != 0) {
+      std::ofstream(marker) << "1\n";
+      std::cout << "fake client: dying once" << std::endl;
+      return 9;
+    }
+  }
   int fd = socket(AF_INET, SOCK_STREAM, 0);
   sockaddr_in a = Loopback(Port(f.at("--coordinator")));
   if (connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a)) != 0) return 5;

@@ -72,6 +72,11 @@ absl::Status RunFlag(const std::string& flag, ArgCursor& cur, RunArgs& run) {
     auto n = PositiveInt(flag, *value);
     if (!n.ok()) return n.status();
     (flag == "--daemons" ? run.daemons : run.threads) = *n;
+  } else if (flag == "--max-restarts") {
+    if (!absl::SimpleAtoi(*value, &run.max_restarts) || run.max_restarts < 0 ||
+        run.max_restarts > 1000)
+      return absl::InvalidArgumentError(absl::StrCat(
+          "flag --max-restarts wants 0 to 1000, got '", *value, "'"));
   } else if (flag == "--set") {
     if (value->find('=') == std::string::npos) {
       return absl::InvalidArgumentError(absl::StrCat(
@@ -94,7 +99,7 @@ absl::Status RunFlag(const std::string& flag, ArgCursor& cur, RunArgs& run) {
 
 bool IsRunFlag(const std::string& flag) {
   for (const char* f : {"--daemons", "--out", "--set", "--resume",
-                        "--threads", "--device"}) {
+                        "--threads", "--device", "--max-restarts"}) {
     if (flag == f) return true;
   }
   return false;
@@ -192,7 +197,7 @@ std::string RunUsage() {
   return "usage: shefl run CONFIG [--daemons N] [--out DIR] "
          "[--set key=value ...]\n"
          "                 [--resume RUN_DIR] [--threads T] [--device D]\n"
-         "                 [--insecure]\n"
+         "                 [--insecure] [--max-restarts R]\n"
          "\n"
          "  CONFIG            experiment YAML (optional with --resume: the\n"
          "                    run folder's config.yaml)\n"
@@ -205,6 +210,8 @@ std::string RunUsage() {
          "  --resume RUN_DIR  continue RUN_DIR from its last checkpoint\n"
          "  --threads T       threads per daemon (default max(1, nproc/N))\n"
          "  --device D        daemon device: auto | cpu | cuda | cuda:N\n"
+         "  --max-restarts R  restart a daemon that dies, up to R times\n"
+         "                    (default 5; 0: a dead daemon ends the run)\n"
          "  --insecure        plaintext gRPC, no token (default: mutual TLS\n"
          "                    and a token, made in RUN_DIR/certs/)\n"
          "\n"

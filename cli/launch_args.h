@@ -22,6 +22,7 @@ struct RunArgs {
   int threads = 0;                     // 0: max(1, nproc / daemons)
   std::string device;                  // empty: the daemon's default
   bool insecure = false;               // plaintext; default mutual TLS
+  int max_restarts = 5;                // per daemon that dies; 0: none
 };
 
 struct CommandLine {

@@ -490,12 +490,40 @@ TEST_CASE("shefl run reports a failed coordinator with its log") {
 TEST_CASE("shefl run stops everything when a daemon fails") {
   TempDir dir;
   RunResult r = RunShefl(dir, "FAKE_CLIENT_EXIT=4 FAKE_ROUNDS=20",
-                         "run " + kQuick + " --out " + (dir / "run"));
+                         "run " + kQuick + " --max-restarts 0 --out " +
+                             (dir / "run"));
   CHECK(r.exit_code == 1);
   CHECK_THAT(r.err, Catch::Contains("failed (exit code 4); last log lines:"));
   CHECK_THAT(r.err, Catch::Contains("fake client: giving up"));
   nlohmann::json ep = nlohmann::json::parse(Slurp(dir / "run/endpoints.json"));
   CHECK_FALSE(Alive(ep["coordinator_pid"].get<int>()));
+}
+
+TEST_CASE("shefl run restarts a daemon that dies and gives up after the limit") {
+  TempDir dir;
+  RunResult r = RunShefl(dir,
+                         "FAKE_ROUNDS=8 FAKE_CLIENT_EXIT_ONCE=" + (dir / ""),
+                         "run " + kQuick + " --daemons 2 --out " + (dir / "run"));
+  INFO(r.err);
+  CHECK(r.exit_code == 0);
+  CHECK_THAT(r.err, Catch::Contains("daemon-0 exit code 9; restarting in 1 s "
+                                    "(restart 1 of at most 5)"));
+  CHECK_THAT(r.err, Catch::Contains("daemon-1 exit code 9; restarting in 1 s"));
+  // Every daemon's log holds both lives.
+  CHECK_THAT(Slurp(dir / "run/logs/daemon-0.log"),
+             Catch::Contains("fake client: dying once"));
+  CHECK_THAT(Slurp(dir / "run/logs/daemon-0.log"),
+             Catch::Contains("fake client: run over"));
+
+  TempDir dir2;
+  RunResult bad = RunShefl(dir2, "FAKE_CLIENT_EXIT=4 FAKE_ROUNDS=20",
+                           "run " + kQuick + " --max-restarts 1 --out " +
+                               (dir2 / "run"));
+  INFO(bad.err);
+  CHECK(bad.exit_code == 1);
+  CHECK_THAT(bad.err, Catch::Contains("restarting in 1 s (restart 1 of at most 1)"));
+  CHECK_THAT(bad.err, Catch::Contains("after 1 restarts; giving up"));
+  CHECK_THAT(bad.err, Catch::Contains("failed (exit code 4); last log lines:"));
 }
 
 TEST_CASE("shefl run refuses a bad config before starting anything") {

@@ -15,6 +15,7 @@
 #include "cli/endpoints.h"
 #include "cli/ports.h"
 #include "cli/progress.h"
+#include "cli/restarter.h"
 #include "cli/run_plan.h"
 #include "cli/supervisor.h"
 #include "common/certs.h"
@@ -203,11 +204,22 @@ int Launch(const RunArgs& args, const ExperimentConfig& config,
   }
   PrintStarted(plan, endpoints);
 
+  const std::string endpoints_path = dir + "/endpoints.json";
+  DaemonRestarter restarter(
+      group, plan, args.max_restarts, [&](const std::string& name, pid_t pid) {
+        for (auto& d : endpoints.daemons)
+          if (d.name == name) d.pid = static_cast<int>(pid);
+        (void)WriteJsonAtomically(endpoints_path, EndpointsToJson(endpoints));
+      });
   JsonlTailer tailer(dir + "/rounds.jsonl");
   WatchOptions options;
   options.primary = "coordinator";
   options.stop = &g_stop;
-  options.on_tick = [&tailer, &config] {
+  options.on_failure = [&restarter](const ChildExit& e) {
+    return restarter.OnFailure(e);
+  };
+  options.on_tick = [&tailer, &config, &restarter] {
+    restarter.Tick();
     JsonlTailer::Batch batch = tailer.Poll();
     for (const nlohmann::json& round : batch.records) {
       std::cerr << FormatRoundLine(round, config.rounds) << "\n";

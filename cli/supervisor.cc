@@ -142,6 +142,7 @@ WatchResult Watch(Supervisor& group, const WatchOptions& o) {
     }
     bool primary_done = false;
     for (const ChildExit& e : group.Reap()) {
+      if (!e.status.ok() && o.on_failure && o.on_failure(e)) continue;
       if (!e.status.ok()) {
         // Terminate first, so the report is printed with nothing running.
         group.TerminateAll(o.kill_grace);

@@ -75,6 +75,9 @@ struct WatchOptions {
   // On an interrupt: SIGTERM-to-SIGKILL grace.
   absl::Duration interrupt_grace = absl::Seconds(10);
   std::function<void()> on_tick;        // called every poll (progress)
+  // A child that failed: true when it is taken care of (e.g. restarted)
+  // and the run goes on; null or false ends the run.
+  std::function<bool(const ChildExit&)> on_failure;
   const volatile sig_atomic_t* stop = nullptr;  // set by a signal handler
 };
 

@@ -18,6 +18,7 @@
 #include "absl/strings/str_split.h"
 #include "common/backoff.h"
 #include "common/device.h"
+#include "common/keepalive.h"
 #include "common/log.h"
 #include "common/metrics_server.h"
 #include "common/wire.h"
@@ -66,6 +67,7 @@ absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Create(DaemonOptions o) {
   auto creds = MakeChannelCredentials(d->o_.tls, &d->channel_args_);
   if (!creds.ok()) return creds.status();
   d->creds_ = *creds;
+  AddClientKeepalive(&d->channel_args_);
   auto token = ReadToken(d->o_.tls.token_file);
   if (!token.ok()) return token.status();
   d->token_ = *token;

@@ -66,7 +66,16 @@ absl::StatusOr<Daemon::SessionEnd> Daemon::Session(
          Direction::kDown, Traffic::kControl, WireSize(msg));
     if (msg.has_task()) {
       known_round_ = std::max<int64_t>(known_round_, msg.task().round());
-      Enqueue(Work{msg.task(), false, 0});
+      v1::Task task = msg.task();
+      // The deadline travels as a duration: turned into this machine's
+      // clock here, so a skewed clock costs nothing.
+      task.set_deadline_unix_ms(
+          std::chrono::duration_cast<std::chrono::milliseconds>(
+              (std::chrono::system_clock::now() +
+               std::chrono::milliseconds(task.deadline_in_ms()))
+                  .time_since_epoch())
+              .count());
+      Enqueue(Work{std::move(task), false, 0});
     } else if (msg.has_round_end()) {
       closed_round_ = static_cast<int64_t>(msg.round_end().round());
       Enqueue(Work{{}, true, closed_round_});

@@ -48,7 +48,7 @@ std::vector<Field> Fields(ExperimentConfig& c) {
       {"seed", &c.seed},
       {"rounds", &c.rounds, 1, 1e9},
       {"out_dir", &c.out_dir},
-      {"round_deadline_s", &c.round_deadline_s, 0.001, kInf},
+      {"round_deadline_s", &c.round_deadline_s, 0.001, 86400},
       {"device", &c.device},
       {"data.dataset", &d.dataset, 0, 0,
        {"fmnist", "mnist", "cifar10", "cifar100", "agnews", "synthetic"}},
@@ -88,6 +88,8 @@ std::vector<Field> Fields(ExperimentConfig& c) {
       {"clients.per_round_lpc", &cl.per_round_lpc, 0, 1e8},
       {"clients.sampling", &cl.sampling, 0, 0, {"clustered", "uniform"}},
       {"clients.over_selection", &cl.over_selection, 0, 10},
+      {"clients.min_connected", &cl.min_connected, 0, 1e8},
+      {"clients.start_timeout_s", &cl.start_timeout_s, 0, 86400},
       {"schedule.assignment", &c.schedule.assignment, 0, 0,
        {"auto", "latin", "shuffle"}},
       {"aggregation.rule", &a.rule, 0, 0, {"workload_aware", "uniform", "paper"}},
@@ -341,6 +343,11 @@ absl::Status Resolve(const std::string& source, const Origins& seen,
                     "cohort larger than clients.num_clients",
                     {"clients.per_round_hpc", "clients.num_clients"});
   }
+  if (cl.min_connected > cl.num_clients)
+    return KeyError("clients.min_connected",
+                    absl::StrCat(cl.min_connected, " but only ",
+                                 cl.num_clients, " clients"),
+                    {"clients.num_clients"});
   if (c.train.local_steps == 0 && c.train.local_epochs == 0)
     return KeyError("train.local_epochs",
                     "0 epochs and 0 steps: nothing would be trained",

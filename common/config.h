@@ -70,6 +70,11 @@ struct ClientsConfig {
   int64_t per_round_lpc = 5;     // C_l
   std::string sampling = "clustered";  // clustered | uniform
   double over_selection = 0.0;   // e: sample ceil(C*(1+e)), keep the first C
+  // Liveness (DESIGN.md section 7): the run starts when every client is
+  // connected, or after start_timeout_s with at least min_connected; a
+  // round starts only with that quorum and samples connected clients only.
+  int64_t min_connected = 0;     // 0: all N
+  double start_timeout_s = 60;
 };
 
 struct ScheduleConfig {

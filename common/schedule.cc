@@ -78,25 +78,36 @@ std::vector<int64_t> DrawDistinct(std::vector<int64_t> pool, int64_t k,
 
 std::vector<CohortMember> SampleCohort(const ClientsConfig& cl,
                                        const Clusters& clusters, bool tiered,
-                                       uint64_t seed, int64_t round) {
+                                       uint64_t seed, int64_t round,
+                                       const Availability& available) {
   auto rng = MakeRng(seed, SeedPurpose::kCohort, {static_cast<uint64_t>(round)});
+  auto usable = [&](std::vector<int64_t> ids) {
+    if (available)
+      ids.erase(std::remove_if(ids.begin(), ids.end(),
+                               [&](int64_t id) { return !available(id); }),
+                ids.end());
+    return ids;
+  };
+  auto draw = [&](std::vector<int64_t> ids, int64_t n) {
+    ids = usable(std::move(ids));
+    return DrawDistinct(ids, std::min<int64_t>(n, ids.size()), rng);
+  };
   std::vector<CohortMember> cohort;
   if (cl.sampling == "clustered") {
     for (size_t c = 0; c < clusters.members.size(); ++c) {
-      const auto& m = clusters.members[c];
+      const std::vector<int64_t> m = usable(clusters.members[c]);
       if (m.empty()) continue;
       int64_t id = m[UniformBelow(rng, m.size())];
       cohort.push_back({id, static_cast<int64_t>(c), clusters.tier[c]});
     }
   } else if (tiered) {
-    for (int64_t id : DrawDistinct(Range(0, cl.num_hpc), cl.per_round_hpc, rng))
+    for (int64_t id : draw(Range(0, cl.num_hpc), cl.per_round_hpc))
       cohort.push_back({id, -1, Tier::kHpc});
-    for (int64_t id : DrawDistinct(Range(cl.num_hpc, cl.num_clients),
-                                   cl.per_round_lpc, rng))
+    for (int64_t id : draw(Range(cl.num_hpc, cl.num_clients), cl.per_round_lpc))
       cohort.push_back({id, -1, Tier::kLpc});
   } else {
-    for (int64_t id : DrawDistinct(Range(0, cl.num_clients),
-                                   cl.per_round_hpc + cl.per_round_lpc, rng))
+    for (int64_t id : draw(Range(0, cl.num_clients),
+                           cl.per_round_hpc + cl.per_round_lpc))
       cohort.push_back({id, -1, Tier::kLpc});
   }
   const int64_t c = static_cast<int64_t>(cohort.size());
@@ -108,7 +119,7 @@ std::vector<CohortMember> SampleCohort(const ClientsConfig& cl,
     std::vector<int64_t> rest;
     for (int64_t id = 0; id < cl.num_clients; ++id)
       if (!taken.count(id)) rest.push_back(id);
-    for (int64_t id : DrawDistinct(std::move(rest), extra, rng))
+    for (int64_t id : draw(std::move(rest), extra))
       cohort.push_back({id, -1, Tier::kLpc, true});
   }
   return cohort;
@@ -204,7 +215,7 @@ PermutationMatrix Scheduler::PermutationFor(int64_t round) const {
   return MakePermutation(form_, rows, M, config_.seed, round / M);
 }
 
-RoundPlan Scheduler::Plan(int64_t round) const {
+RoundPlan Scheduler::Plan(int64_t round, const Availability& available) const {
   const int64_t M = config_.model.num_models;
   RoundPlan plan;
   plan.round = round;
@@ -217,8 +228,10 @@ RoundPlan Scheduler::Plan(int64_t round) const {
 
   int64_t extra = 0, unclustered = 0;
   for (const CohortMember& m :
-       SampleCohort(config_.clients, clusters_, tiered_, config_.seed, round)) {
+       SampleCohort(config_.clients, clusters_, tiered_, config_.seed, round,
+                    available)) {
     ClientTask task{m.client_id, m.tier, {}, {}};
+    if (!m.extra) ++plan.needed;
     if (m.tier == Tier::kHpc) {
       for (int64_t j = 0; j < M; ++j) task.models.push_back(j);
       task.k.assign(M, k_hpc_);
@@ -242,6 +255,7 @@ RoundPlan Scheduler::Plan(int64_t round) const {
             [](const ClientTask& a, const ClientTask& b) {
               return a.client_id < b.client_id;
             });
+  if (plan.needed == static_cast<int64_t>(plan.tasks.size())) plan.needed = 0;
   return plan;
 }
 

@@ -7,6 +7,7 @@
 #define SHEFL_COMMON_SCHEDULE_H_
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -50,9 +51,14 @@ struct CohortMember {
 // ceil(C*(1+e)) - C extra clients of either tier, uniformly from those
 // not yet drawn; extras train like LPCs and take model (t + i) mod M.
 // Without clusters the i-th LPC drawn takes row i of P.
+// Only clients `available` accepts are drawn (a cluster with none is
+// skipped, a tier with too few gives what it has); with everyone
+// available the draw is exactly the one without the filter.
+using Availability = std::function<bool(int64_t client_id)>;
 std::vector<CohortMember> SampleCohort(const ClientsConfig& clients,
                                        const Clusters& clusters, bool tiered,
-                                       uint64_t seed, int64_t round);
+                                       uint64_t seed, int64_t round,
+                                       const Availability& available = nullptr);
 
 // P: one row per LPC cluster, M columns; in round t the client from LPC
 // cluster c trains model rows[c][t mod M]. Drawn afresh every M rounds.
@@ -87,6 +93,9 @@ struct RoundPlan {
   std::vector<ClientTask> tasks;  // ascending client id
   int64_t num_hpc = 0;            // C_h actually sampled
   int64_t num_lpc = 0;
+  // With over-selection: how many clients' updates close the round (C, the
+  // cohort without its extras); 0: every client's.
+  int64_t needed = 0;
 };
 
 // k = ceil(rho * d), in [0, d]. A product within 1e-9 (relative) of an
@@ -104,7 +113,7 @@ class Scheduler {
  public:
   static absl::StatusOr<Scheduler> Create(const ExperimentConfig& config,
                                           int64_t model_dim);
-  RoundPlan Plan(int64_t round) const;
+  RoundPlan Plan(int64_t round, const Availability& available = nullptr) const;
   const Clusters& clusters() const { return clusters_; }
   PermutationForm form() const { return form_; }
   // P in force for round t.

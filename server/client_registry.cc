@@ -190,6 +190,12 @@ int64_t ClientRegistry::ConnectedClients() const {
   return n;
 }
 
+bool ClientRegistry::IsConnected(int64_t client) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = by_client_.find(client);
+  return it != by_client_.end() && it->second->feed_open;
+}
+
 bool ClientRegistry::AllConnected() const {
   return ConnectedClients() == num_clients_;
 }

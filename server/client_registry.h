@@ -84,6 +84,8 @@ class ClientRegistry {
   int64_t ConnectedClients() const;
   // Every client id in [0, N) is hosted by a daemon with an open feed.
   bool AllConnected() const;
+  // `client`'s daemon holds its feed open.
+  bool IsConnected(int64_t client) const;
   std::vector<std::shared_ptr<DaemonSession>> Sessions() const;
 
  private:

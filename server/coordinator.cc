@@ -27,8 +27,9 @@ double Since(Clock::time_point t) {
 
 absl::Status Coordinator::Run() {
   const auto start = Clock::now();
-  WaitForDaemons();
+  WaitForDaemons(/*first=*/true);
   for (int64_t t = first_round_; t < state_->config.rounds; ++t) {
+    if (t > first_round_) WaitForDaemons(/*first=*/false);
     if (state_->stop) break;
     if (auto st = RunRound(t); !st.ok()) {
       LogLine("coordinator", absl::StrCat("round ", t + 1, " failed: ",
@@ -56,14 +57,29 @@ void Coordinator::LingerForScrapes() {
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
 }
 
-void Coordinator::WaitForDaemons() {
+// Before round 1: every client, or after start_timeout_s the quorum of
+// clients.min_connected. Before later rounds: the quorum (a daemon that
+// died is waited for only when too few clients are left).
+void Coordinator::WaitForDaemons(bool first) {
+  const ClientsConfig& cl = state_->config.clients;
+  const int64_t quorum = cl.min_connected > 0 ? cl.min_connected : cl.num_clients;
+  const auto start = Clock::now();
+  auto ready = [&] {
+    const int64_t n = state_->registry.ConnectedClients();
+    if (!first) return n >= quorum;
+    return n == cl.num_clients || (n >= quorum && Since(start) >= cl.start_timeout_s);
+  };
   auto last_log = Clock::now() - std::chrono::seconds(10);
-  while (!state_->stop && !state_->registry.AllConnected()) {
+  while (!state_->stop && !ready()) {
     if (Since(last_log) >= 10) {
       LogLine("coordinator",
               absl::StrCat("waiting for clients: ",
                            state_->registry.ConnectedClients(), "/",
-                           state_->config.clients.num_clients, " connected"));
+                           cl.num_clients, " connected (need ",
+                           first ? "all, or " : "", quorum,
+                           first ? absl::StrFormat(" after %.0f s", cl.start_timeout_s)
+                                 : std::string(),
+                           ")"));
       last_log = Clock::now();
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
@@ -76,7 +92,10 @@ absl::Status Coordinator::RunRound(int64_t t) {
   const auto start = Clock::now();
 
   // 1. Cohort, assignment and budgets.
-  const RoundPlan plan = scheduler_->Plan(t);
+  // Only clients whose daemon is connected now: a lost daemon's clients
+  // would only cost the round its deadline.
+  const RoundPlan plan = scheduler_->Plan(
+      t, [this](int64_t id) { return state_->registry.IsConnected(id); });
   std::vector<uint64_t> versions;
   for (int64_t m = 0; m < cfg.model.num_models; ++m)
     versions.push_back(state_->store->Version(m));
@@ -160,18 +179,14 @@ std::map<int64_t, v1::FeedMessage> Coordinator::MakeTasks(
     const RoundPlan& plan, int64_t round) const {
   const ExperimentConfig& cfg = state_->config;
   const double lr = RoundLearningRate(cfg.train, round - 1);
-  const auto deadline_ms =
-      std::chrono::duration_cast<std::chrono::milliseconds>(
-          std::chrono::system_clock::now().time_since_epoch())
-          .count() +
-      static_cast<int64_t>(cfg.round_deadline_s * 1000);
+  const auto deadline_ms = static_cast<uint64_t>(cfg.round_deadline_s * 1000);
   std::map<int64_t, v1::FeedMessage> tasks;
   for (const ClientTask& ct : plan.tasks) {
     v1::FeedMessage msg;
     v1::Task* task = msg.mutable_task();
     task->set_round(round);
     task->set_client_id(ct.client_id);
-    task->set_deadline_unix_ms(deadline_ms);
+    task->set_deadline_in_ms(deadline_ms);
     for (size_t i = 0; i < ct.models.size(); ++i) {
       v1::ModelTask* mt = task->add_models();
       mt->set_model_id(ct.models[i]);

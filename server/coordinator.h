@@ -59,7 +59,7 @@ class Coordinator {
   absl::Status StartServers(
       const CoordinatorOptions& options,
       const std::shared_ptr<grpc::ServerCredentials>& creds);
-  void WaitForDaemons();
+  void WaitForDaemons(bool first);
   absl::Status RunRound(int64_t t);
   std::map<int64_t, v1::FeedMessage> MakeTasks(const RoundPlan& plan,
                                                int64_t round) const;

@@ -110,6 +110,11 @@ grpc::Status CoordinatorService::TaskFeed(
                                      return !pending.count(mt.model_id());
                                    }),
                     models->end());
+      // What is left of the round's time, not what was left at first.
+      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+          open->deadline() - RoundState::Clock::now());
+      msg.mutable_task()->set_deadline_in_ms(
+          static_cast<uint64_t>(std::max<int64_t>(0, left.count())));
       if (!models->empty()) session->feed.Push(std::move(msg));
     }
   }
@@ -298,7 +303,7 @@ grpc::Status CoordinatorService::UploadDelta(
   reply->set_accepted(true);
   Book(round, h.client_id(), h.model_id(), Direction::kDown, Traffic::kControl,
        WireSize(*reply));
-  (*into)->Replied();
+  (*into)->Replied(h.client_id(), h.model_id());
   return grpc::Status::OK;
 }
 

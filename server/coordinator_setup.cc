@@ -13,6 +13,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/device.h"
+#include "common/keepalive.h"
 #include "common/log.h"
 #include "common/metrics_server.h"
 #include "common/resources.h"
@@ -125,6 +126,7 @@ absl::Status Coordinator::StartServers(
   grpc::EnableDefaultHealthCheckService(true);
   grpc::ServerBuilder builder;
   builder.AddListeningPort(o.listen, creds, &port_);
+  AddServerKeepaliveAndLimits(&builder);
   builder.RegisterService(service_.get());
   server_ = builder.BuildAndStart();
   if (!server_ || port_ == 0)

@@ -54,7 +54,10 @@ RoundState::RoundState(int64_t round, const RoundPlan& plan,
                        std::vector<uint64_t> versions, uint64_t dim,
                        const AggregationConfig& agg, int64_t num_models,
                        Clock::time_point deadline)
-    : round_(round), versions_(std::move(versions)), deadline_(deadline) {
+    : round_(round),
+      versions_(std::move(versions)),
+      deadline_(deadline),
+      needed_(plan.needed) {
   const CohortShape shape{num_models, plan.num_hpc, plan.num_lpc};
   for (int64_t m = 0; m < num_models; ++m)
     aggregators_.emplace_back(agg, shape, dim);
@@ -114,17 +117,34 @@ absl::Status RoundState::Accept(int64_t client, int64_t model,
   return absl::OkStatus();
 }
 
-void RoundState::Replied() {
+void RoundState::Replied(int64_t client, int64_t model) {
   {
     std::lock_guard<std::mutex> lock(mu_);
+    auto it = pairs_.find({client, model});
+    if (it == pairs_.end() || it->second.replied) return;
+    it->second.replied = true;
     ++replied_;
   }
   cv_.notify_all();
 }
 
+bool RoundState::CompleteLocked() const {
+  if (replied_ == static_cast<int64_t>(pairs_.size())) return true;
+  if (needed_ <= 0) return false;
+  int64_t done = 0;
+  for (auto it = pairs_.begin(); it != pairs_.end();) {
+    const int64_t client = it->first.first;
+    bool all = true;
+    for (; it != pairs_.end() && it->first.first == client; ++it)
+      all = all && it->second.replied;
+    done += all;
+  }
+  return done >= needed_;
+}
+
 bool RoundState::WaitComplete(const std::atomic<bool>& stop) {
   std::unique_lock<std::mutex> lock(mu_);
-  while (replied_ < static_cast<int64_t>(pairs_.size())) {
+  while (!CompleteLocked()) {
     if (stop.load() || Clock::now() >= deadline_) return false;
     cv_.wait_for(lock, std::chrono::milliseconds(100));
   }

@@ -64,9 +64,10 @@ class RoundState {
   // The handler of an accepted update has booked its reply. A pair counts
   // toward completion only then, so the round's line in rounds.jsonl holds
   // every byte of its uploads, the replies included.
-  void Replied();
+  void Replied(int64_t client, int64_t model);
 
-  // Waits until every assigned pair arrived and was replied to, or the
+  // Waits until every assigned pair arrived and was replied to (with
+  // over-selection: every pair of the first `plan.needed` clients), or the
   // deadline passed, or `stop` is set (checked every 100 ms). Returns true
   // when complete.
   bool WaitComplete(const std::atomic<bool>& stop);
@@ -96,10 +97,13 @@ class RoundState {
     int64_t k;
     Tier tier;
     bool received = false;
+    bool replied = false;
   };
+  bool CompleteLocked() const;
   const int64_t round_;
   const std::vector<uint64_t> versions_;
   const Clock::time_point deadline_;
+  const int64_t needed_;  // clients that close the round; 0: all
   mutable std::mutex mu_;
   std::condition_variable cv_;
   std::map<std::pair<int64_t, int64_t>, Pair> pairs_;  // (client, model)

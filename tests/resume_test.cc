@@ -55,14 +55,8 @@ TEST_CASE("a coordinator killed with -9 resumes to the same models") {
   const int launcher = Spawn(Launch(dir, run), dir / "launcher.log");
   REQUIRE(WaitUntil([&] { return ReadJsonl(run + "/rounds.jsonl").size() >= 2; },
                     240));
-  nlohmann::json endpoints;
-  REQUIRE(WaitUntil(
-      [&] {
-        endpoints = nlohmann::json::parse(ReadFile(run + "/endpoints.json"),
-                                          nullptr, /*allow_exceptions=*/false);
-        return endpoints.is_object() && endpoints.contains("coordinator_pid");
-      },
-      60));
+  const nlohmann::json endpoints = WaitForEndpoints(run, 2, 60);
+  REQUIRE(endpoints.is_object());
   REQUIRE(::kill(endpoints["coordinator_pid"].get<int>(), SIGKILL) == 0);
   CHECK(WaitFor(launcher, 60) == 1);  // the launcher reports the failure
   // What the killed coordinator had written, read once it is dead.

@@ -37,7 +37,7 @@ TEST_CASE("a round is complete only when every accepted update was replied to",
     RoundState r = MakeRound(std::chrono::milliseconds(300));
     REQUIRE(r.Accept(7, 0, 1.0, Delta()).ok());
     REQUIRE(r.Accept(7, 1, 1.0, Delta()).ok());
-    r.Replied();
+    r.Replied(7, 0);
     CHECK(r.accepted() == 2);
     // One reply is still being booked: the wait runs to the deadline.
     CHECK_FALSE(r.WaitComplete(stop));
@@ -46,12 +46,41 @@ TEST_CASE("a round is complete only when every accepted update was replied to",
     RoundState r = MakeRound(std::chrono::seconds(60));
     REQUIRE(r.Accept(7, 0, 1.0, Delta()).ok());
     REQUIRE(r.Accept(7, 1, 1.0, Delta()).ok());
-    r.Replied();
-    r.Replied();
+    r.Replied(7, 0);
+    r.Replied(7, 0);  // a second reply of one pair counts once
+    r.Replied(7, 1);
     const auto start = Clock::now();
     CHECK(r.WaitComplete(stop));
     CHECK(Clock::now() - start < std::chrono::seconds(30));
   }
+}
+
+TEST_CASE("with over-selection the first C clients close the round",
+          "[round_state]") {
+  RoundPlan plan = OneHpcTwoModels();
+  plan.tasks.push_back(ClientTask{8, Tier::kLpc, {0}, {2}});
+  plan.tasks.push_back(ClientTask{9, Tier::kLpc, {1}, {2}});
+  plan.num_lpc = 2;
+  plan.needed = 2;  // C = 2 of the 3 sampled
+  std::atomic<bool> stop{false};
+  RoundState r(1, plan, {0, 0}, 4, AggregationConfig{}, 2,
+               Clock::now() + std::chrono::milliseconds(300));
+  // Client 7 half done and client 8 done: one client complete, not two.
+  REQUIRE(r.Accept(7, 0, 1.0, Delta()).ok());
+  r.Replied(7, 0);
+  REQUIRE(r.Accept(8, 0, 1.0, Delta()).ok());
+  r.Replied(8, 0);
+  CHECK_FALSE(r.WaitComplete(stop));
+
+  RoundState r2(1, plan, {0, 0}, 4, AggregationConfig{}, 2,
+                Clock::now() + std::chrono::seconds(60));
+  REQUIRE(r2.Accept(8, 0, 1.0, Delta()).ok());
+  r2.Replied(8, 0);
+  REQUIRE(r2.Accept(9, 1, 1.0, Delta()).ok());
+  r2.Replied(9, 1);
+  CHECK(r2.WaitComplete(stop));  // client 7 (the slowest) is not waited for
+  r2.Close();
+  CHECK(IsLate(r2.Accept(7, 0, 1.0, Delta())));
 }
 
 TEST_CASE("closing a round waits for the replies of accepted updates",
@@ -62,7 +91,7 @@ TEST_CASE("closing a round waits for the replies of accepted updates",
   std::thread handler([&] {
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
     booked = true;  // stands for the handler booking its reply
-    r.Replied();
+    r.Replied(7, 0);
   });
   r.Close();
   CHECK(booked.load());

@@ -201,3 +201,38 @@ TEST_CASE("baselines have no tiers: every client trains one model") {
 
 }  // namespace
 }  // namespace shefl
+
+namespace shefl {
+namespace {
+
+TEST_CASE("only connected clients are sampled") {
+  for (const std::string sampling : {"clustered", "uniform"}) {
+    INFO(sampling);
+    ExperimentConfig c = PaperLike(5, 5, "auto");
+    c.clients.sampling = sampling;
+    c.clients.over_selection = 0.2;
+    Clusters cl = MakeClusters(c.clients, true, c.seed);
+    // Everyone available: exactly the unfiltered draw.
+    for (int64_t t = 0; t < 5; ++t) {
+      auto plain = SampleCohort(c.clients, cl, true, c.seed, t);
+      auto all = SampleCohort(c.clients, cl, true, c.seed, t,
+                              [](int64_t) { return true; });
+      REQUIRE(plain.size() == all.size());
+      for (size_t i = 0; i < plain.size(); ++i)
+        CHECK(plain[i].client_id == all[i].client_id);
+    }
+    // Clients 0-29 gone (a daemon died): never drawn, and the cohort takes
+    // what is left.
+    auto alive = [](int64_t id) { return id >= 30; };
+    for (int64_t t = 0; t < 20; ++t)
+      for (const auto& m : SampleCohort(c.clients, cl, true, c.seed, t, alive))
+        CHECK(m.client_id >= 30);
+    // Nobody connected: an empty cohort, not a crash.
+    CHECK(SampleCohort(c.clients, cl, true, c.seed, 0,
+                       [](int64_t) { return false; })
+              .empty());
+  }
+}
+
+}  // namespace
+}  // namespace shefl

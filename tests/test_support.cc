@@ -58,6 +58,20 @@ ProcessResult RunProcess(const std::vector<std::string>& argv,
 
 std::string BinDir() { return std::string(SHEFL_BINARY_DIR) + "/bin"; }
 
+nlohmann::json WaitForEndpoints(const std::string& run_dir, size_t daemons,
+                                double timeout_s) {
+  nlohmann::json ep;
+  const bool ok = WaitUntil(
+      [&] {
+        ep = nlohmann::json::parse(ReadFile(run_dir + "/endpoints.json"),
+                                   nullptr, /*allow_exceptions=*/false);
+        return ep.is_object() && ep.contains("coordinator_pid") &&
+               ep["daemons"].size() == daemons;
+      },
+      timeout_s);
+  return ok ? ep : nlohmann::json(nlohmann::json::value_t::discarded);
+}
+
 bool WaitUntil(const std::function<bool()>& condition, double timeout_s) {
   const auto until = std::chrono::steady_clock::now() +
                      std::chrono::duration<double>(timeout_s);

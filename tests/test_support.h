@@ -82,6 +82,12 @@ std::string BinDir();  // build/bin
 // with -j nproc on a loaded machine.
 bool WaitUntil(const std::function<bool()>& condition, double timeout_s);
 
+// `shefl run`'s RUN_DIR/endpoints.json once it lists `daemons` daemons and
+// the coordinator's pid (written as the processes start); a discarded
+// json (is_discarded()) if that does not happen within `timeout_s`.
+nlohmann::json WaitForEndpoints(const std::string& run_dir, size_t daemons,
+                                double timeout_s);
+
 // Prometheus text format to {series: value}, the series written as it is
 // exposed (`shefl_bytes_total{direction="up",tier="hpc"}`); comments skipped.
 std::map<std::string, double> ParseMetrics(const std::string& text);

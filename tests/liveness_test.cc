@@ -1,0 +1,66 @@
+// A daemon killed with -9 in the middle of a round (DESIGN.md section 7: a
+// client that vanishes costs its round's update, nothing else): the
+// launcher restarts it, it registers again under its certificate, takes
+// back its clients and the open round's tasks, and the run finishes with
+// every round recorded.
+#include <signal.h>
+
+#include <catch2/catch.hpp>
+
+#include <string>
+
+#include "tests/test_support.h"
+
+namespace shefl {
+namespace {
+
+using namespace testing;
+
+int Count(const std::string& text, const std::string& what) {
+  int n = 0;
+  for (size_t at = text.find(what); at != std::string::npos;
+       at = text.find(what, at + 1))
+    ++n;
+  return n;
+}
+
+TEST_CASE("a daemon killed mid-round is restarted and the run finishes") {
+  TempDir dir;
+  WriteFile(dir / "c.yaml", SyntheticConfig());
+  const std::string run = dir / "run";
+  const int launcher =
+      Spawn({BinDir() + "/shefl", "run", dir / "c.yaml", "--daemons", "2",
+             "--threads", "1", "--out", run, "--set", "rounds=6", "--set",
+             "train.local_steps=300", "--set", "round_deadline_s=120"},
+            dir / "launcher.log");
+  REQUIRE(WaitUntil([&] { return ReadJsonl(run + "/rounds.jsonl").size() >= 2; },
+                    240));
+  const nlohmann::json endpoints = WaitForEndpoints(run, 2, 60);
+  REQUIRE(endpoints.is_object());
+  const int victim = endpoints["daemons"][1]["pid"].get<int>();
+  // Round 3 is open and daemon-1 holds tasks of it (every round samples
+  // clients of both daemons here: 5 of 8, 4 per daemon).
+  REQUIRE(::kill(victim, SIGKILL) == 0);
+  INFO(ReadFile(dir / "launcher.log"));
+  REQUIRE(WaitFor(launcher, 400) == 0);
+
+  const std::string out = ReadFile(dir / "launcher.log");
+  CHECK_THAT(out, Catch::Contains("daemon-1 signal 9"));
+  CHECK_THAT(out, Catch::Contains("restarting in 1 s (restart 1 of at most 5)"));
+  const auto rounds = ReadJsonl(run + "/rounds.jsonl");
+  REQUIRE(rounds.size() == 6);
+  for (size_t i = 0; i < rounds.size(); ++i)
+    CHECK(rounds[i]["round"].get<size_t>() == i + 1);
+  const std::string clog = ReadFile(run + "/logs/coordinator.log");
+  CHECK(Count(clog, "registered daemon 'daemon-1'") == 2);
+  CHECK(Count(clog, "registered daemon 'daemon-0'") == 1);
+  // The endpoints file names the restarted process.
+  const auto after = nlohmann::json::parse(ReadFile(run + "/endpoints.json"));
+  CHECK(after["daemons"][1]["pid"].get<int>() != victim);
+  // Every round after the restart had all its updates.
+  const auto& last = rounds.back();
+  CHECK(last["updates_accepted"] == last["updates_expected"]);
+}
+
+}  // namespace
+}  // namespace shefl
