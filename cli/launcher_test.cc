@@ -298,6 +298,28 @@ TEST_CASE("spawned children log to their file and exec failures are errors") {
   CHECK_FALSE(SpawnWithLog({"/bin/true"}, dir / "no/dir/x.log").ok());
 }
 
+TEST_CASE("a child inherits no stray descriptor and an unknown end is not success") {
+  TempDir dir;
+  const std::string log = dir / "fds.log";
+  // ls lists its own descriptors: /dev/null only as stdin, the log as
+  // stdout and stderr, and nothing of this test process's.
+  absl::StatusOr<pid_t> pid = SpawnWithLog({"/bin/ls", "-l", "/proc/self/fd/"}, log);
+  REQUIRE(pid.ok());
+  int wstatus = 0;
+  REQUIRE(waitpid(*pid, &wstatus, 0) == *pid);  // reaped here, behind TryReap
+  int nulls = 0;
+  for (size_t at = Slurp(log).find("/dev/null"); at != std::string::npos;
+       at = Slurp(log).find("/dev/null", at + 1))
+    ++nulls;
+  INFO(Slurp(log));
+  CHECK(nulls == 1);
+  CHECK(Slurp(log).find("pipe:") == std::string::npos);
+  // Already reaped (ECHILD): gone, but not a clean exit.
+  std::optional<ExitStatus> st = TryReap(*pid);
+  REQUIRE(st.has_value());
+  CHECK_FALSE(st->ok());
+}
+
 TEST_CASE("LastLines returns the tail of a log") {
   TempDir dir;
   std::string path = dir / "log";

@@ -1,6 +1,7 @@
 #include "cli/process.h"
 
 #include <fcntl.h>
+#include <linux/close_range.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
@@ -51,13 +52,17 @@ namespace {
   signal(SIGINT, SIG_DFL);
   signal(SIGTERM, SIG_DFL);
   signal(SIGPIPE, SIG_DFL);
-  int null_fd = open("/dev/null", O_RDONLY);
+  // Close-on-exec: only the dup2'd copy on fd 0 may reach the program.
+  int null_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
   if (null_fd < 0 || dup2(null_fd, 0) < 0 || dup2(log_fd, 1) < 0 ||
       dup2(log_fd, 2) < 0) {
     int e = errno;
     (void)!write(err_fd, &e, sizeof(e));
     _exit(127);
   }
+  // Whatever else this process holds (descriptors it inherited from its
+  // own parent, a test runner's pipes) must not reach the program.
+  close_range(3, ~0U, CLOSE_RANGE_CLOEXEC);
   execv(argv[0], argv);
   int e = errno;
   (void)!write(err_fd, &e, sizeof(e));
@@ -118,8 +123,11 @@ std::optional<ExitStatus> TryReap(pid_t pid) {
   } while (r < 0 && errno == EINTR);
   if (r == pid) return ExitStatus::FromWaitStatus(wstatus);
   if (r < 0 && errno == ECHILD) {
-    // Already reaped elsewhere or not ours: report it as gone, not running.
-    return ExitStatus{};
+    // Already reaped elsewhere or not ours: gone, and with an unknown end,
+    // which must not pass for a clean exit (a run would then "complete").
+    ExitStatus unknown;
+    unknown.code = 255;
+    return unknown;
   }
   return std::nullopt;
 }
