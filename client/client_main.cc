@@ -2,6 +2,8 @@
 //     [--name NAME] [--out DIR] [--metrics-listen HOST:PORT] [--threads N]
 //     [--max-backoff-s S] [--tls-ca F] [--tls-cert F --tls-key F]
 //     [--tls-server-name NAME] [--token-file F] [--insecure]
+#include <unistd.h>
+
 #include <atomic>
 
 #include "client/daemon.h"
@@ -10,8 +12,13 @@
 namespace {
 
 std::atomic<shefl::Daemon*> g_daemon{nullptr};
-void OnSignal(int) {
-  if (auto* d = g_daemon.load()) d->RequestStop();
+// Before the daemon exists (start-up: config, data) there is nothing
+// to save: leave at once rather than lose the signal.
+void OnSignal(int sig) {
+  if (auto* p = g_daemon.load())
+    p->RequestStop();
+  else
+    _exit(128 + sig);
 }
 
 constexpr const char* kUsage =

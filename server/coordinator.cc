@@ -72,14 +72,14 @@ void Coordinator::WaitForDaemons(bool first) {
   auto last_log = Clock::now() - std::chrono::seconds(10);
   while (!state_->stop && !ready()) {
     if (Since(last_log) >= 10) {
-      LogLine("coordinator",
-              absl::StrCat("waiting for clients: ",
-                           state_->registry.ConnectedClients(), "/",
-                           cl.num_clients, " connected (need ",
-                           first ? "all, or " : "", quorum,
-                           first ? absl::StrFormat(" after %.0f s", cl.start_timeout_s)
-                                 : std::string(),
-                           ")"));
+      std::string need = absl::StrCat("need ", quorum);
+      if (first && quorum < cl.num_clients)
+        need = absl::StrFormat("need all, or %d after %.0f s", quorum,
+                               cl.start_timeout_s);
+      LogLine("coordinator", absl::StrCat("waiting for clients: ",
+                                          state_->registry.ConnectedClients(),
+                                          "/", cl.num_clients, " connected (",
+                                          need, ")"));
       last_log = Clock::now();
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(50));

@@ -2,6 +2,8 @@
 //     [--metrics-listen HOST:PORT] [--out DIR] [--resume RUN_DIR]
 //     [--threads N] [--metrics-linger-s S] [--tls-cert F --tls-key F
 //     [--tls-client-ca F] | --insecure] [--token-file F]
+#include <unistd.h>
+
 #include <atomic>
 
 #include "common/flags.h"
@@ -10,8 +12,13 @@
 namespace {
 
 std::atomic<shefl::Coordinator*> g_coordinator{nullptr};
-void OnSignal(int) {
-  if (auto* c = g_coordinator.load()) c->RequestStop();
+// Before the coordinator exists (start-up: config, data) there is nothing
+// to save: leave at once rather than lose the signal.
+void OnSignal(int sig) {
+  if (auto* p = g_coordinator.load())
+    p->RequestStop();
+  else
+    _exit(128 + sig);
 }
 
 constexpr const char* kUsage =

@@ -62,5 +62,27 @@ TEST_CASE("a daemon killed mid-round is restarted and the run finishes") {
   CHECK(last["updates_accepted"] == last["updates_expected"]);
 }
 
+TEST_CASE("SIGTERM during start-up ends the coordinator at once") {
+  TempDir dir;
+  // Five million synthetic test samples: seconds of start-up to land in.
+  WriteFile(dir / "c.yaml",
+            SyntheticConfig("data:\n  dataset: synthetic\n  synthetic_train: 1200\n"
+                            "  synthetic_test: 5000000\n  synthetic_features: 16\n"
+                            "  synthetic_classes: 4\n"));
+  const int c = Spawn({BinDir() + "/shefl-coordinator", "--config", dir / "c.yaml",
+                       "--listen", "127.0.0.1:0", "--out", dir / "run",
+                       "--insecure"},
+                      dir / "c.log");
+  // The --insecure warning is the first thing Create logs.
+  REQUIRE(WaitUntil([&] { return ReadFile(dir / "c.log").find("WARNING") !=
+                                 std::string::npos; },
+                    60));
+  ::kill(c, SIGTERM);
+  INFO(ReadFile(dir / "c.log"));
+  // Lost before: the coordinator went on to wait for daemons for ever.
+  CHECK(WaitFor(c, 10) == 128 + SIGTERM);
+  CHECK(ReadFile(dir / "c.log").find("waiting for clients") == std::string::npos);
+}
+
 }  // namespace
 }  // namespace shefl
