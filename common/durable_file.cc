@@ -47,6 +47,18 @@ absl::Status FsyncParentDir(const std::string& path) {
   return absl::OkStatus();
 }
 
+absl::Status AppendDurably(const std::string& path, const std::string& text) {
+  const bool existed = ::access(path.c_str(), F_OK) == 0;
+  const int fd =
+      ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  if (fd < 0) return SysError("cannot open", path);
+  absl::Status st = WriteAll(fd, text, path);
+  if (st.ok() && ::fsync(fd) != 0) st = SysError("cannot fsync", path);
+  if (::close(fd) != 0 && st.ok()) st = SysError("cannot close", path);
+  if (st.ok() && !existed) st = FsyncParentDir(path);
+  return st;
+}
+
 absl::Status WriteFileDurably(const std::string& path,
                               const std::string& contents, mode_t mode) {
   const std::string tmp = path + ".tmp";

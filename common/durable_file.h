@@ -17,6 +17,11 @@ namespace shefl {
 absl::Status WriteFileDurably(const std::string& path,
                               const std::string& contents, mode_t mode = 0644);
 
+// Appends `text` to `path` (created 0644 if missing) with checked writes
+// and an fsync before returning, so a line reported written survives a
+// crash (rounds.jsonl: the checkpoint that follows it relies on it).
+absl::Status AppendDurably(const std::string& path, const std::string& text);
+
 // fsync of the directory holding `path` (makes a rename or a new file
 // durable). Errors name the directory.
 absl::Status FsyncParentDir(const std::string& path);

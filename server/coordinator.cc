@@ -27,7 +27,8 @@ double Since(Clock::time_point t) {
 
 absl::Status Coordinator::Run() {
   const auto start = Clock::now();
-  WaitForDaemons(/*first=*/true);
+  // A resumed run whose last round is done only rewrites its summary.
+  if (first_round_ < state_->config.rounds) WaitForDaemons(/*first=*/true);
   for (int64_t t = first_round_; t < state_->config.rounds; ++t) {
     if (t > first_round_) WaitForDaemons(/*first=*/false);
     if (state_->stop) break;

@@ -33,17 +33,40 @@ std::string DefaultOutDir(const ExperimentConfig& cfg) {
 }
 
 // History of a run being resumed: best accuracy, first round at threshold.
+// What the rounds before a resume said: best accuracy, the threshold
+// round, wall time, and the last evaluation (the summary's "final" figures
+// when the resumed process evaluates nothing before it ends).
+// A number of a round line; 0 when absent or not a number (a NaN loss is
+// written as null).
+double Num(const nlohmann::json& j, const char* key) {
+  auto it = j.find(key);
+  return it != j.end() && it->is_number() ? it->get<double>() : 0.0;
+}
+
 void ReadHistory(const std::string& dir, double threshold, double* best,
-                 int64_t* to_threshold, double* wall) {
+                 int64_t* to_threshold, double* wall, EvalResult* last,
+                 bool* evaluated) {
   std::ifstream in(dir + "/rounds.jsonl");
   std::string line;
   while (std::getline(in, line)) {
     auto j = nlohmann::json::parse(line, nullptr, false);
     if (j.is_discarded()) continue;
-    const double acc = j.value("ensemble_accuracy", 0.0);
+    if (!j.is_object()) continue;
+    const double acc = Num(j, "ensemble_accuracy");
     *best = std::max(*best, acc);
-    if (*to_threshold < 0 && acc >= threshold) *to_threshold = j["round"];
-    *wall += j.value("wall_seconds", 0.0);
+    if (*to_threshold < 0 && acc >= threshold)
+      *to_threshold = static_cast<int64_t>(Num(j, "round"));
+    *wall += Num(j, "wall_seconds");
+    if (auto e = j.find("evaluated");
+        e != j.end() && e->is_boolean() && e->get<bool>()) {
+      *evaluated = true;
+      last->ensemble_accuracy = acc;
+      last->ensemble_nll = Num(j, "ensemble_loss");
+      last->member_accuracy.clear();
+      if (auto m = j.find("model_accuracy"); m != j.end() && m->is_array())
+        for (const auto& a : *m)
+          last->member_accuracy.push_back(a.is_number() ? a.get<double>() : 0.0);
+    }
   }
 }
 
@@ -87,7 +110,8 @@ absl::StatusOr<std::unique_ptr<Coordinator>> Coordinator::Create(
     c->first_round_ = ck->second;
     if (auto st = c->results_->TruncateRounds(ck->second); !st.ok()) return st;
     ReadHistory(config->out_dir, config->eval.threshold, &c->best_accuracy_,
-                &c->rounds_to_threshold_, &c->prior_wall_seconds_);
+                &c->rounds_to_threshold_, &c->prior_wall_seconds_,
+                &c->last_eval_, &c->evaluated_);
     LogLine("coordinator", absl::StrCat("resuming ", config->out_dir,
                                         " after round ", ck->second));
   } else {

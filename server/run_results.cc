@@ -38,13 +38,7 @@ absl::Status RunResults::WriteConfig(const std::string& yaml) const {
 }
 
 absl::Status RunResults::AppendRound(const nlohmann::json& line) const {
-  std::ofstream out(dir_ + "/rounds.jsonl", std::ios::app);
-  out << line.dump() << "\n";
-  out.flush();
-  if (!out)
-    return absl::InternalError(
-        absl::StrCat("cannot append to '", dir_, "/rounds.jsonl'"));
-  return absl::OkStatus();
+  return AppendDurably(dir_ + "/rounds.jsonl", line.dump() + "\n");
 }
 
 absl::Status RunResults::TruncateRounds(int64_t round) const {

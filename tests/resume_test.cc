@@ -102,6 +102,36 @@ namespace {
 
 using namespace testing;
 
+TEST_CASE("a resumed run's summary keeps the accuracy of the rounds before") {
+  TempDir dir;
+  WriteFile(dir / "c.yaml", SyntheticConfig());
+  const std::string run = dir / "run";
+  auto first = RunProcess({BinDir() + "/shefl", "run", dir / "c.yaml",
+                           "--daemons", "1", "--threads", "1", "--out", run,
+                           "--insecure"},
+                          300);
+  INFO(first.output);
+  REQUIRE(first.exit_code == 0);
+  const auto before = nlohmann::json::parse(ReadFile(run + "/summary.json"));
+  const auto rounds = ReadJsonl(run + "/rounds.jsonl");
+  REQUIRE(rounds.size() == 3u);
+  std::filesystem::remove(run + "/summary.json");
+  // Every round is checkpointed: the resumed coordinator has nothing to
+  // run and must still report what the rounds reached.
+  auto again = RunProcess({BinDir() + "/shefl-coordinator", "--resume", run,
+                           "--listen", "127.0.0.1:0", "--insecure"},
+                          120);
+  INFO(again.output);
+  REQUIRE(again.exit_code == 0);
+  const auto after = nlohmann::json::parse(ReadFile(run + "/summary.json"));
+  CHECK(after["final_accuracy"] == rounds.back()["ensemble_accuracy"]);
+  CHECK(after["final_accuracy"] == before["final_accuracy"]);
+  CHECK(after["best_accuracy"] == before["best_accuracy"]);
+  CHECK(after["final_model_accuracy"] == before["final_model_accuracy"]);
+  CHECK(after["model_sha256"] == before["model_sha256"]);
+  CHECK(ReadJsonl(run + "/rounds.jsonl").size() == 3u);
+}
+
 TEST_CASE("SIGTERM stops the coordinator cleanly: checkpoint, summary, exit 0") {
   TempDir dir;
   WriteFile(dir / "c.yaml", SyntheticConfig());
