@@ -132,9 +132,16 @@ absl::StatusOr<std::unique_ptr<Coordinator>> Coordinator::Create(
     LogLine("coordinator",
             "WARNING: no --token-file and no --tls-client-ca: any peer that "
             "reaches the port can register as a daemon");
-  if (!resume)
+  // config.yaml is the run's record of what is in force: a resume with
+  // --set rewrites it (the daemons get the same text at registration).
+  if (!resume || !o.overrides.empty()) {
     if (auto st = c->results_->WriteConfig(c->state_->config_yaml); !st.ok())
       return st;
+    if (resume)
+      LogLine("coordinator", absl::StrCat("config.yaml rewritten with ",
+                                          o.overrides.size(),
+                                          " --set override(s) for the resume"));
+  }
   if (auto st = c->StartServers(o, *creds); !st.ok()) return st;
   return c;
 }

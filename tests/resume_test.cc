@@ -130,6 +130,17 @@ TEST_CASE("a resumed run's summary keeps the accuracy of the rounds before") {
   CHECK(after["final_model_accuracy"] == before["final_model_accuracy"]);
   CHECK(after["model_sha256"] == before["model_sha256"]);
   CHECK(ReadJsonl(run + "/rounds.jsonl").size() == 3u);
+
+  // --set with --resume changes the record too, not only the process.
+  std::filesystem::remove(run + "/summary.json");
+  auto changed = RunProcess({BinDir() + "/shefl-coordinator", "--resume", run,
+                             "--listen", "127.0.0.1:0", "--insecure", "--set",
+                             "eval.threshold=0.5"},
+                            120);
+  INFO(changed.output);
+  REQUIRE(changed.exit_code == 0);
+  CHECK_THAT(ReadFile(run + "/config.yaml"), Catch::Contains("threshold: 0.5"));
+  CHECK(nlohmann::json::parse(ReadFile(run + "/summary.json"))["threshold"] == 0.5);
 }
 
 TEST_CASE("SIGTERM stops the coordinator cleanly: checkpoint, summary, exit 0") {
