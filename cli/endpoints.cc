@@ -8,6 +8,7 @@
 #include <fstream>
 
 #include "absl/strings/str_cat.h"
+#include "common/durable_file.h"
 
 namespace shefl {
 
@@ -23,23 +24,7 @@ nlohmann::json EndpointsToJson(const Endpoints& e) {
 
 absl::Status WriteJsonAtomically(const std::string& path,
                                  const nlohmann::json& value) {
-  std::string tmp = absl::StrCat(path, ".tmp.", getpid());
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    out << value.dump(2) << "\n";
-    out.flush();
-    if (!out) {
-      std::remove(tmp.c_str());
-      return absl::InternalError(absl::StrCat("cannot write ", tmp));
-    }
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    std::string err = strerror(errno);
-    std::remove(tmp.c_str());
-    return absl::InternalError(
-        absl::StrCat("cannot rename ", tmp, " to ", path, ": ", err));
-  }
-  return absl::OkStatus();
+  return WriteFileDurably(path, value.dump(2) + "\n");
 }
 
 }  // namespace shefl

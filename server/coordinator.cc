@@ -131,7 +131,8 @@ absl::Status Coordinator::RunRound(int64_t t) {
             absl::StrCat("round ", round, " deadline: ",
                          round_state->accepted(), "/", round_state->expected(),
                          " updates in"));
-  if (auto st = Aggregate(aggregators); !st.ok()) return st;
+  auto not_published = Aggregate(aggregators);
+  if (!not_published.ok()) return not_published.status();
 
   const auto eval_start = Clock::now();
   if (round % cfg.eval.every == 0 || round == cfg.rounds) {
@@ -153,6 +154,7 @@ absl::Status Coordinator::RunRound(int64_t t) {
   nlohmann::json line = RoundLine(*round_state, wall, own);
   line["wait_seconds"] = waited;
   line["eval_seconds"] = eval_seconds;
+  line["models_not_published"] = *not_published;
   if (auto st = results_->AppendRound(line); !st.ok()) return st;
   if (auto st = state_->store->SaveCheckpoint(results_->checkpoint_path(), round);
       !st.ok())
@@ -218,8 +220,9 @@ void Coordinator::PushTasks(const std::map<int64_t, v1::FeedMessage>& tasks) {
   }
 }
 
-absl::Status Coordinator::Aggregate(std::vector<ModelAggregator>& aggs) {
-  not_published_ = 0;
+absl::StatusOr<int64_t> Coordinator::Aggregate(
+    std::vector<ModelAggregator>& aggs) {
+  int64_t not_published = 0;
   for (size_t m = 0; m < aggs.size(); ++m) {
     if (aggs[m].num_updates() == 0) continue;
     std::vector<float> w = *state_->store->Get(m);
@@ -230,7 +233,7 @@ absl::Status Coordinator::Aggregate(std::vector<ModelAggregator>& aggs) {
                                   [](float v) { return !std::isfinite(v); });
     if (bad != w.end()) {
       state_->metrics.CountModelNotPublished();
-      ++not_published_;
+      ++not_published;
       LogLine("coordinator",
               absl::StrCat("model ", m, ": aggregate has a non-finite weight "
                            "at index ", bad - w.begin(),
@@ -239,7 +242,7 @@ absl::Status Coordinator::Aggregate(std::vector<ModelAggregator>& aggs) {
     }
     state_->store->Publish(m, std::move(w));
   }
-  return absl::OkStatus();
+  return not_published;
 }
 
 void Coordinator::RecordEvaluation(const EvalResult& r, int64_t round) {

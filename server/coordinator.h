@@ -64,7 +64,9 @@ class Coordinator {
   std::map<int64_t, v1::FeedMessage> MakeTasks(const RoundPlan& plan,
                                                int64_t round) const;
   void PushTasks(const std::map<int64_t, v1::FeedMessage>& tasks);
-  absl::Status Aggregate(std::vector<ModelAggregator>& aggregators);
+  // Applies the round's aggregates; returns how many were not published
+  // (a non-finite weight: the previous model stays).
+  absl::StatusOr<int64_t> Aggregate(std::vector<ModelAggregator>& aggregators);
   nlohmann::json RoundLine(const RoundState& state, double wall,
                            double own_seconds) const;
   void RecordEvaluation(const EvalResult& r, int64_t round);
@@ -86,7 +88,6 @@ class Coordinator {
   // Evaluation history, for rounds.jsonl and summary.json.
   EvalResult last_eval_;
   bool evaluated_ = false;
-  int64_t not_published_ = 0;  // in the round being closed
   double best_accuracy_ = 0;
   int64_t rounds_to_threshold_ = -1;
   double prior_wall_seconds_ = 0;  // from before a resume

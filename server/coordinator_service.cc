@@ -240,11 +240,13 @@ absl::StatusOr<std::string> CoordinatorService::ReadUploadBlob(
     grpc::ServerReader<v1::DeltaChunk>* reader, const v1::DeltaChunk& first,
     uint64_t* bytes_read) {
   const uint64_t size = first.header().encoded_size();
-  if (first.data().size() > size)
-    return WithReason(absl::InvalidArgumentError("oversize upload"), "oversize");
-  std::string blob;
-  blob.reserve(size);
-  blob = first.data();
+  const absl::Status oversize = WithReason(
+      absl::InvalidArgumentError(absl::StrCat(
+          "oversize upload: more than the ", size, " bytes declared")),
+      "oversize");
+  if (first.data().size() > size) return oversize;
+  std::string blob = first.data();
+  blob.reserve(size);  // bounded by the budget's encoded size, checked before
   v1::DeltaChunk chunk;
   while (blob.size() < size && reader->Read(&chunk)) {
     *bytes_read += WireSize(chunk);
@@ -252,19 +254,13 @@ absl::StatusOr<std::string> CoordinatorService::ReadUploadBlob(
       return absl::InvalidArgumentError("malformed upload: header repeated");
     if (chunk.data().empty())
       return absl::InvalidArgumentError("malformed upload: empty chunk");
-    if (chunk.data().size() > size - blob.size())
-      return WithReason(absl::InvalidArgumentError(absl::StrCat(
-                            "oversize upload: more than the ", size,
-                            " bytes declared")),
-                        "oversize");
+    if (chunk.data().size() > size - blob.size()) return oversize;
     blob += chunk.data();
   }
+  // Complete: one more chunk would be past the declared size.
   if (blob.size() == size && reader->Read(&chunk)) {
     *bytes_read += WireSize(chunk);
-    return WithReason(absl::InvalidArgumentError(absl::StrCat(
-                          "oversize upload: more than the ", size,
-                          " bytes declared")),
-                      "oversize");
+    return oversize;
   }
   if (blob.size() != size)
     return absl::InvalidArgumentError(absl::StrCat(

@@ -10,6 +10,7 @@
 #include <fstream>
 
 #include "absl/strings/str_cat.h"
+#include "common/durable_file.h"
 
 namespace shefl {
 
@@ -95,15 +96,6 @@ absl::Status WriteAll(int fd, const void* data, size_t size,
   return absl::OkStatus();
 }
 
-absl::Status FsyncDir(const std::string& path) {
-  const size_t slash = path.rfind('/');
-  const std::string dir = slash == std::string::npos ? "." : path.substr(0, slash);
-  int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY);
-  if (fd < 0) return Errno("cannot open directory", dir);
-  ::fsync(fd);
-  ::close(fd);
-  return absl::OkStatus();
-}
 
 }  // namespace
 
@@ -132,7 +124,7 @@ absl::Status ModelStore::SaveCheckpoint(const std::string& path,
   if (!st.ok()) return st;
   if (std::rename(tmp.c_str(), path.c_str()) != 0)
     return Errno("cannot rename checkpoint to", path);
-  return FsyncDir(path);
+  return FsyncParentDir(path);
 }
 
 absl::StatusOr<std::pair<std::unique_ptr<ModelStore>, int64_t>> ModelStore::LoadCheckpoint(

@@ -1,7 +1,5 @@
 #include "server/run_results.h"
 
-#include "common/durable_file.h"
-
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -14,13 +12,9 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
+#include "common/durable_file.h"
 
 namespace shefl {
-
-absl::Status WriteFileAtomically(const std::string& path,
-                                 const std::string& text) {
-  return WriteFileDurably(path, text);
-}
 
 absl::StatusOr<RunResults> RunResults::Open(const std::string& dir) {
   std::error_code ec;
@@ -34,7 +28,7 @@ absl::StatusOr<RunResults> RunResults::Open(const std::string& dir) {
 }
 
 absl::Status RunResults::WriteConfig(const std::string& yaml) const {
-  return WriteFileAtomically(dir_ + "/config.yaml", yaml);
+  return WriteFileDurably(dir_ + "/config.yaml", yaml);
 }
 
 absl::Status RunResults::AppendRound(const nlohmann::json& line) const {
@@ -53,11 +47,11 @@ absl::Status RunResults::TruncateRounds(int64_t round) const {
     if (j["round"].get<int64_t>() > round) break;
     kept << line << "\n";
   }
-  return WriteFileAtomically(path, kept.str());
+  return WriteFileDurably(path, kept.str());
 }
 
 absl::Status RunResults::WriteSummary(const nlohmann::json& summary) const {
-  return WriteFileAtomically(dir_ + "/summary.json", summary.dump(2) + "\n");
+  return WriteFileDurably(dir_ + "/summary.json", summary.dump(2) + "\n");
 }
 
 }  // namespace shefl

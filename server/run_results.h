@@ -32,10 +32,6 @@ class RunResults {
   std::string dir_;
 };
 
-// Writes `text` to `path` atomically (temp file, fsync, rename).
-absl::Status WriteFileAtomically(const std::string& path,
-                                 const std::string& text);
-
 }  // namespace shefl
 
 #endif  // SHEFL_SERVER_RUN_RESULTS_H_

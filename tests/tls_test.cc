@@ -6,10 +6,8 @@
 
 #include <cstdio>
 
-#include <filesystem>
-
-#include "common/certs.h"
 #include "common/tls.h"
+#include "tests/pki_support.h"
 
 namespace shefl {
 namespace {
@@ -104,17 +102,7 @@ TEST_CASE("only peers with the CA's certificate and the token get in",
   MakePki(pki);
   MakePki(other);
   // A client certificate of the right CA whose validity ended yesterday.
-  std::filesystem::create_directories(expired);
-  for (const char* f : {"ca.pem", "ca.key"})
-    std::filesystem::copy_file(pki + "/" + f, expired + "/" + f);
-  PkiOptions old;
-  old.out_dir = expired;
-  old.clients = 1;
-  old.reuse_ca = true;
-  old.write_token = false;
-  old.not_before_s = -2 * 86400;
-  old.not_after_s = -86400;
-  REQUIRE(MakeDevPki(old).ok());
+  REQUIRE(testing::MakeExpiredClient(pki, expired).ok());
   const std::string token = ReadFile(pki + "/token").substr(0, 64);
   TlsCoordinator c(dir, pki);
 
