@@ -24,10 +24,13 @@ void OnSignal(int sig) {
 constexpr const char* kUsage =
     "usage: shefl-client --coordinator HOST:PORT --clients RANGES\n"
     "         [--device auto|cpu|cuda|cuda:N] [--name NAME] [--out DIR]\n"
+    "         [--state-dir DIR]\n"
     "         [--metrics-listen HOST:PORT] [--threads N] [--max-backoff-s S]\n"
     "         [--tls-ca FILE] [--tls-cert FILE --tls-key FILE]\n"
     "         [--tls-server-name NAME] [--token-file FILE] [--insecure]\n"
     "  RANGES: logical client ids, e.g. 0-24 or 0-4,10-14\n"
+    "  --state-dir: what survives a restart (error-feedback residuals the\n"
+    "               coordinator accepted); default OUT/NAME.state\n"
     "  TLS by default: --tls-ca is the CA of the coordinator's certificate\n"
     "  (default: the system's), --tls-cert/--tls-key this daemon's own for\n"
     "  mutual TLS; --token-file the registration token; --insecure: plaintext\n"
@@ -50,6 +53,7 @@ int main(int argc, char** argv) {
       {"--device", shefl::SetString(&o.device)},
       {"--name", shefl::SetString(&o.name)},
       {"--out", shefl::SetString(&o.out_dir)},
+      {"--state-dir", shefl::SetString(&o.state_dir)},
       {"--metrics-listen", shefl::SetString(&o.metrics_listen)},
       {"--threads", shefl::SetInt("--threads", &o.threads)},
       {"--max-backoff-s", shefl::SetSeconds("--max-backoff-s", &o.max_backoff_s)},

@@ -53,11 +53,16 @@ absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Create(DaemonOptions o) {
   if (o.clients.empty())
     return absl::InvalidArgumentError("--clients is required (e.g. 0-24)");
   if (o.name.empty()) o.name = absl::StrCat("shefl-client-", ::getpid());
+  if (o.state_dir.empty()) o.state_dir = o.out_dir + "/" + o.name + ".state";
   std::error_code ec;
   std::filesystem::create_directories(o.out_dir, ec);
   if (ec)
     return absl::InternalError(
         absl::StrCat("--out '", o.out_dir, "': ", ec.message()));
+  std::filesystem::create_directories(o.state_dir, ec);
+  if (ec)
+    return absl::InternalError(
+        absl::StrCat("--state-dir '", o.state_dir, "': ", ec.message()));
   // Resolve the device now: a bad --device fails at start, and the
   // coordinator's log shows the real one.
   auto device = ResolveDevice(o.device);
@@ -126,9 +131,15 @@ absl::Status Daemon::Prepare(const std::string& config_yaml) {
   if (!device.ok()) return device.status();
   o_.device = device->str();
   const auto start = std::chrono::steady_clock::now();
-  auto trainer = LocalTrainer::Create(*config, o_.clients, *device);
+  auto trainer = LocalTrainer::Create(*config, o_.clients, *device,
+                                      o_.state_dir + "/residuals",
+                                      Fingerprint(config_yaml));
   if (!trainer.ok()) return trainer.status();
   trainer_ = std::move(*trainer);
+  if (trainer_->residuals_loaded() > 0)
+    LogLine(o_.name, absl::StrCat(trainer_->residuals_loaded(),
+                                  " error-feedback residuals restored from ",
+                                  o_.state_dir, "/residuals"));
   LogLine(o_.name,
           absl::StrFormat("%d clients (%d..%d) ready on %s in %.1f s",
                           o_.clients.size(), o_.clients.front(),

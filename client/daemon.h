@@ -35,6 +35,7 @@ struct DaemonOptions {
   std::string device = "auto";
   std::string name;               // default: shefl-client-<pid>
   std::string out_dir = ".";      // <out_dir>/<name>.jsonl
+  std::string state_dir;          // default <out_dir>/<name>.state
   std::string metrics_listen;
   int threads = 0;
   double initial_backoff_s = 0.25;  // reconnect delay, doubling...
@@ -72,6 +73,8 @@ class Daemon {
                                               const v1::ModelTask& mt);
   absl::Status Upload(v1::Coordinator::Stub& stub, const v1::Task& task,
                       const v1::ModelTask& mt, const TrainedUpdate& u);
+  void SettleResidual(const v1::Task& task, const v1::ModelTask& mt,
+                      const absl::Status& sent);
   void Book(int64_t round, int64_t client, int64_t model, Direction dir,
             Traffic kind, uint64_t bytes);
   void WriteRoundLine(int64_t round);

@@ -58,10 +58,12 @@ void Daemon::RunTask(v1::Coordinator::Stub& stub, const v1::Task& task) {
     }
     train_seconds_->Observe(update->train_seconds);
     train_seconds_round_ += update->train_seconds;
-    if (auto st = Upload(stub, task, mt, *update); !st.ok()) {
+    const absl::Status sent = Upload(stub, task, mt, *update);
+    SettleResidual(task, mt, sent);
+    if (!sent.ok()) {
       LogLine(o_.name, absl::StrCat("client ", task.client_id(), " model ",
                                     mt.model_id(), ": upload refused: ",
-                                    st.message()));
+                                    sent.message()));
       continue;
     }
     loss += update->train_loss;
@@ -76,6 +78,33 @@ void Daemon::RunTask(v1::Coordinator::Stub& stub, const v1::Task& task) {
                           std::chrono::duration<double>(
                               std::chrono::steady_clock::now() - start)
                               .count()));
+}
+
+// The coordinator's answer settles the error-feedback residual the upload
+// left: accepted commits it; a refusal puts the earlier one back in force.
+// When the answer never came (the connection or the coordinator went
+// away) the residual stays in force: had the coordinator accepted it and
+// gone on, it is right; had it not, it hands the round out again, which
+// drops it (client/residual_book.h).
+void Daemon::SettleResidual(const v1::Task& task, const v1::ModelTask& mt,
+                            const absl::Status& sent) {
+  switch (sent.code()) {
+    case absl::StatusCode::kUnavailable:
+    case absl::StatusCode::kDeadlineExceeded:
+    case absl::StatusCode::kCancelled:
+    case absl::StatusCode::kUnknown:
+    case absl::StatusCode::kInternal:
+    case absl::StatusCode::kAborted:
+      return;
+    default:
+      break;
+  }
+  if (auto st = trainer_->Settle(task.client_id(), mt.model_id(),
+                                 static_cast<int64_t>(task.round()), sent.ok());
+      !st.ok())
+    LogLine(o_.name, absl::StrCat("client ", task.client_id(), " model ",
+                                  mt.model_id(), ": residual not kept: ",
+                                  st.message()));
 }
 
 absl::StatusOr<std::vector<float>> Daemon::Download(

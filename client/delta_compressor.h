@@ -1,8 +1,9 @@
 // What a daemon sends for one (client, model) delta: error feedback when
 // it is on, top-k on the delta's own device, encoding, and the residual
 // kept from what the coordinator will decode (so fp16/bf16 rounding is fed
-// back as well as what top-k dropped). LocalTrainer calls it after
-// training; tests call it directly over several rounds.
+// back as well as what top-k dropped). The residual is staged per round
+// and settled by the coordinator's answer (client/residual_book.h).
+// LocalTrainer calls it after training; tests call it directly.
 #ifndef SHEFL_CLIENT_DELTA_COMPRESSOR_H_
 #define SHEFL_CLIENT_DELTA_COMPRESSOR_H_
 
@@ -13,6 +14,7 @@
 #include <c10/core/Device.h>
 
 #include "absl/status/statusor.h"
+#include "client/residual_book.h"
 #include "common/codec.h"
 #include "common/compress.h"
 
@@ -20,23 +22,31 @@ namespace shefl {
 
 class DeltaCompressor {
  public:
-  // Residuals live on `device` when `error_feedback` is on.
+  // Residuals live on `device` when `error_feedback` is on; accepted ones
+  // are also written under `state_dir` (none when empty).
   DeltaCompressor(ValueType value_type, bool error_feedback,
-                  c10::Device device);
+                  c10::Device device, std::string state_dir = "",
+                  uint64_t fingerprint = 0);
 
-  // The codec encoding of the top-k of delta (+ residual); sets *nnz to
-  // the number of pairs sent.
+  // The codec encoding of the top-k of delta (+ the residual in force for
+  // `round`); sets *nnz to the number of pairs sent.
   absl::StatusOr<std::string> Compress(int64_t client, int64_t model,
-                                       const at::Tensor& delta, int64_t k,
-                                       uint64_t* nnz);
+                                       int64_t round, const at::Tensor& delta,
+                                       int64_t k, uint64_t* nnz);
+
+  // The coordinator's answer to `round`'s upload: accepted commits the
+  // residual it left, refused puts the one before it back in force.
+  absl::Status Settle(int64_t client, int64_t model, int64_t round,
+                      bool accepted);
 
   ValueType value_type() const { return value_type_; }
   // Null when error feedback is off.
-  const ErrorFeedback* feedback() const { return feedback_.get(); }
+  ResidualBook* residuals() const { return residuals_.get(); }
 
  private:
   const ValueType value_type_;
-  std::unique_ptr<ErrorFeedback> feedback_;
+  const c10::Device device_;
+  std::unique_ptr<ResidualBook> residuals_;
 };
 
 }  // namespace shefl

@@ -14,7 +14,7 @@ namespace shefl {
 
 absl::StatusOr<std::unique_ptr<LocalTrainer>> LocalTrainer::Create(
     const ExperimentConfig& config, const std::vector<int64_t>& clients,
-    c10::Device device) {
+    c10::Device device, const std::string& residual_dir, uint64_t fingerprint) {
   if (config.partition.scheme == "own")
     return absl::UnimplementedError(
         "partition.scheme 'own' (a daemon's local data folder) is not "
@@ -25,7 +25,11 @@ absl::StatusOr<std::unique_ptr<LocalTrainer>> LocalTrainer::Create(
   auto vt = ParseValueType(config.compression.value_type);
   if (!vt.ok()) return vt.status();
   t->compressor_ = std::make_unique<DeltaCompressor>(
-      *vt, config.compression.error_feedback, device);
+      *vt, config.compression.error_feedback, device, residual_dir,
+      fingerprint);
+  if (auto* book = t->compressor_->residuals()) {
+    if (auto st = book->Load(&t->residuals_loaded_); !st.ok()) return st;
+  }
   auto train = LoadDataset(config.data, /*train=*/true, config.seed);
   if (!train.ok()) return train.status();
   t->train_ = std::move(*train);
@@ -87,7 +91,8 @@ absl::StatusOr<TrainedUpdate> LocalTrainer::Train(
     if (!stats.ok()) return stats.status();
     const at::Tensor delta = Flatten(net) - global_flat;
     TrainedUpdate out;
-    auto encoded = compressor_->Compress(client, model, delta, k, &out.nnz);
+    auto encoded = compressor_->Compress(client, model, s.round, delta, k,
+                                         &out.nnz);
     if (!encoded.ok()) return encoded.status();
     out.encoded = std::move(*encoded);
     out.num_samples = shard->second.size();

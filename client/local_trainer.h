@@ -43,9 +43,13 @@ class LocalTrainer {
  public:
   // Loads the training split named by `config` and computes the shards of
   // `clients` (partition from the shared spec; no other shard is built).
+  // With error feedback on, accepted residuals are kept under
+  // `residual_dir` (if not empty) and those of `fingerprint` found there
+  // are loaded.
   static absl::StatusOr<std::unique_ptr<LocalTrainer>> Create(
       const ExperimentConfig& config, const std::vector<int64_t>& clients,
-      c10::Device device);
+      c10::Device device, const std::string& residual_dir = "",
+      uint64_t fingerprint = 0);
 
   int64_t dim() const { return dim_; }
   c10::Device device() const { return device_; }
@@ -55,6 +59,13 @@ class LocalTrainer {
                                       const std::vector<float>& global,
                                       int64_t k, const TaskSettings& s);
 
+  // The coordinator's answer to the upload of Train's result for `round`.
+  absl::Status Settle(int64_t client, int64_t model, int64_t round,
+                      bool accepted) {
+    return compressor_->Settle(client, model, round, accepted);
+  }
+  int residuals_loaded() const { return residuals_loaded_; }
+
  private:
   ExperimentConfig config_;
   c10::Device device_ = c10::Device(c10::kCPU);
@@ -63,6 +74,7 @@ class LocalTrainer {
   std::vector<std::shared_ptr<Net>> nets_;  // one per model id
   std::unique_ptr<DeltaCompressor> compressor_;
   int64_t dim_ = 0;
+  int residuals_loaded_ = 0;
 };
 
 }  // namespace shefl

@@ -171,9 +171,9 @@ at::Tensor ErrorFeedback::Apply(int64_t client, int64_t model,
   return delta + it->second.to(delta.device());
 }
 
-absl::Status ErrorFeedback::Update(int64_t client, int64_t model,
-                                   const at::Tensor& corrected,
-                                   const SparseDelta& sent) {
+absl::StatusOr<at::Tensor> ResidualAfter(const at::Tensor& corrected,
+                                         const SparseDelta& sent,
+                                         at::Device device) {
   if (!corrected.defined() || corrected.dim() != 1 ||
       corrected.numel() != static_cast<int64_t>(sent.dim)) {
     return absl::InvalidArgumentError(absl::StrFormat(
@@ -185,17 +185,25 @@ absl::Status ErrorFeedback::Update(int64_t client, int64_t model,
   }
   try {
     at::Tensor residual =
-        corrected.to(device_, at::kFloat, false, /*copy=*/true).contiguous();
+        corrected.to(device, at::kFloat, false, /*copy=*/true).contiguous();
     if (!sent.indices.empty()) {
-      auto [idx, vals] = SparseToDevice(sent, device_);
+      auto [idx, vals] = SparseToDevice(sent, device);
       residual.index_put_({idx}, residual.index_select(0, idx) - vals);
     }
-    std::lock_guard<std::mutex> lock(mu_);
-    residuals_[{client, model}] = std::move(residual);
-    return absl::OkStatus();
+    return residual;
   } catch (const c10::Error& e) {
     return TorchError(e);
   }
+}
+
+absl::Status ErrorFeedback::Update(int64_t client, int64_t model,
+                                   const at::Tensor& corrected,
+                                   const SparseDelta& sent) {
+  auto residual = ResidualAfter(corrected, sent, device_);
+  if (!residual.ok()) return residual.status();
+  std::lock_guard<std::mutex> lock(mu_);
+  residuals_[{client, model}] = std::move(*residual);
+  return absl::OkStatus();
 }
 
 at::Tensor ErrorFeedback::Residual(int64_t client, int64_t model) const {

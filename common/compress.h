@@ -43,6 +43,13 @@ absl::StatusOr<SparseDelta> TopKWithTensorOps(const at::Tensor& delta,
 // undefined tensor when sizes differ or an index is out of range.
 at::Tensor Densify(const SparseDelta& sparse, at::Device device = at::kCPU);
 
+// corrected - Densify(sent) on `device`: what error feedback carries into
+// the next round. `sent` should hold the values as the server decodes them
+// (after fp16/bf16 rounding), so that the rounding error is fed back too.
+absl::StatusOr<at::Tensor> ResidualAfter(const at::Tensor& corrected,
+                                         const SparseDelta& sent,
+                                         at::Device device);
+
 // Error feedback (Stich et al.): what top-k dropped from one round's delta
 // for (client, model) is added to the next delta for the same pair, so that
 // over rounds every coordinate is eventually sent. Residuals live on one

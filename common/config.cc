@@ -88,6 +88,8 @@ std::vector<Field> Fields(ExperimentConfig& c) {
       {"clients.per_round_lpc", &cl.per_round_lpc, 0, 1e8},
       {"clients.sampling", &cl.sampling, 0, 0, {"clustered", "uniform"}},
       {"clients.over_selection", &cl.over_selection, 0, 10},
+      // The spelling; both set the same value.
+      {"clients.over_select", &cl.over_selection, 0, 10},
       {"clients.min_connected", &cl.min_connected, 0, 1e8},
       {"clients.start_timeout_s", &cl.start_timeout_s, 0, 86400},
       {"schedule.assignment", &c.schedule.assignment, 0, 0,
@@ -143,8 +145,11 @@ absl::Status BadValue(const std::string& where, const Field& f,
       absl::StrCat(where, ": key '", f.key, "': ", what));
 }
 
+// NaN and the infinities are never a setting: `alpha: .inf` passed an
+// unbounded range, then failed in the partition, and its resolved dump
+// ("inf") did not load again (fuzz/config_fuzzer.cc's reload check).
 absl::Status CheckRange(const std::string& where, const Field& f, double v) {
-  if (std::isnan(v) || v < f.min || v > f.max) {
+  if (!std::isfinite(v) || v < f.min || v > f.max) {
     return BadValue(where, f,
                     absl::StrFormat("value %g is out of range [%g, %g]", v,
                                     f.min, f.max));

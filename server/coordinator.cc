@@ -13,6 +13,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "common/failpoint.h"
 #include "common/log.h"
 #include "common/train.h"
 
@@ -111,6 +113,7 @@ absl::Status Coordinator::RunRound(int64_t t) {
   auto tasks = MakeTasks(plan, round);
   state_->Open(round_state, tasks);
   PushTasks(tasks);
+  LogRoundOpen(plan, round);
   double own = Since(start);
 
   // 3-4. Wait for the uploads (the handlers validate and buffer them).
@@ -156,6 +159,7 @@ absl::Status Coordinator::RunRound(int64_t t) {
   line["eval_seconds"] = eval_seconds;
   line["models_not_published"] = *not_published;
   if (auto st = results_->AppendRound(line); !st.ok()) return st;
+  Failpoint("rounds.after_append");
   if (auto st = state_->store->SaveCheckpoint(results_->checkpoint_path(), round);
       !st.ok())
     return st;
@@ -176,6 +180,18 @@ absl::Status Coordinator::RunRound(int64_t t) {
   end.mutable_round_end()->set_round(round);
   for (const auto& session : state_->registry.Sessions()) session->feed.Push(end);
   return absl::OkStatus();
+}
+
+// Which clients hold this round's tasks: what a person (or a test) needs
+// to tell a lost update from a slow one.
+void Coordinator::LogRoundOpen(const RoundPlan& plan, int64_t round) const {
+  std::vector<int64_t> clients;
+  for (const ClientTask& ct : plan.tasks) clients.push_back(ct.client_id);
+  std::string need;
+  if (plan.needed > 0 && plan.needed < static_cast<int64_t>(clients.size()))
+    need = absl::StrCat(", the first ", plan.needed, " close it");
+  LogLine("coordinator", absl::StrCat("round ", round, " open: clients ",
+                                      absl::StrJoin(clients, ","), need));
 }
 
 std::map<int64_t, v1::FeedMessage> Coordinator::MakeTasks(

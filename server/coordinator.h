@@ -61,6 +61,7 @@ class Coordinator {
       const std::shared_ptr<grpc::ServerCredentials>& creds);
   void WaitForDaemons(bool first);
   absl::Status RunRound(int64_t t);
+  void LogRoundOpen(const RoundPlan& plan, int64_t round) const;
   std::map<int64_t, v1::FeedMessage> MakeTasks(const RoundPlan& plan,
                                                int64_t round) const;
   void PushTasks(const std::map<int64_t, v1::FeedMessage>& tasks);

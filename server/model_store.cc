@@ -11,6 +11,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/durable_file.h"
+#include "common/failpoint.h"
 
 namespace shefl {
 
@@ -104,6 +105,7 @@ absl::Status ModelStore::SaveCheckpoint(const std::string& path,
   const std::string tmp = path + ".tmp";
   int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
   if (fd < 0) return Errno("cannot create checkpoint", tmp);
+  Failpoint("checkpoint.before_write");
   std::vector<ModelSnapshot> models;
   std::vector<uint64_t> versions;
   {
@@ -119,12 +121,17 @@ absl::Status ModelStore::SaveCheckpoint(const std::string& path,
     st = WriteAll(fd, versions.data(), versions.size() * sizeof(uint64_t), tmp);
   for (size_t m = 0; st.ok() && m < models.size(); ++m)
     st = WriteAll(fd, models[m]->data(), models[m]->size() * sizeof(float), tmp);
+  if (st.ok()) Failpoint("checkpoint.after_write");
   if (st.ok() && ::fsync(fd) != 0) st = Errno("cannot fsync", tmp);
   ::close(fd);
   if (!st.ok()) return st;
+  Failpoint("checkpoint.after_fsync");
   if (std::rename(tmp.c_str(), path.c_str()) != 0)
     return Errno("cannot rename checkpoint to", path);
-  return FsyncParentDir(path);
+  Failpoint("checkpoint.after_rename");
+  st = FsyncParentDir(path);
+  if (st.ok()) Failpoint("checkpoint.after_dir_fsync");
+  return st;
 }
 
 absl::StatusOr<std::pair<std::unique_ptr<ModelStore>, int64_t>> ModelStore::LoadCheckpoint(

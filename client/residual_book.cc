@@ -1,0 +1,157 @@
+#include "client/residual_book.h"
+
+#include <dirent.h>
+#include <sys/stat.h>
+
+#include <ATen/ATen.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <memory>
+#include <sstream>
+
+#include "absl/strings/str_cat.h"
+#include "common/durable_file.h"
+
+namespace shefl {
+
+namespace {
+
+constexpr char kMagic[8] = {'S', 'H', 'E', 'F', 'L', 'E', 'F', '1'};
+struct FileHeader {
+  uint64_t fingerprint;
+  int64_t round;
+  uint64_t numel;
+};
+
+std::string Serialize(uint64_t fingerprint, int64_t round, const at::Tensor& r) {
+  const at::Tensor cpu = r.to(at::kCPU, at::kFloat).contiguous();
+  const FileHeader h{fingerprint, round, static_cast<uint64_t>(cpu.numel())};
+  std::string out(kMagic, sizeof(kMagic));
+  out.append(reinterpret_cast<const char*>(&h), sizeof(h));
+  out.append(reinterpret_cast<const char*>(cpu.data_ptr<float>()),
+             cpu.numel() * sizeof(float));
+  return out;
+}
+
+// A file's residual when it is whole and of `fingerprint`.
+bool Parse(const std::string& bytes, uint64_t fingerprint, int64_t* round,
+           at::Tensor* residual) {
+  FileHeader h;
+  if (bytes.size() < sizeof(kMagic) + sizeof(h) ||
+      std::memcmp(bytes.data(), kMagic, sizeof(kMagic)) != 0)
+    return false;
+  std::memcpy(&h, bytes.data() + sizeof(kMagic), sizeof(h));
+  const size_t body = bytes.size() - sizeof(kMagic) - sizeof(h);
+  if (h.fingerprint != fingerprint || h.numel != body / sizeof(float) ||
+      body % sizeof(float) != 0)
+    return false;
+  *round = h.round;
+  *residual = at::empty({static_cast<int64_t>(h.numel)}, at::kFloat);
+  std::memcpy(residual->data_ptr<float>(),
+              bytes.data() + sizeof(kMagic) + sizeof(h), body);
+  return true;
+}
+
+}  // namespace
+
+uint64_t Fingerprint(const std::string& text) {
+  uint64_t h = 1469598103934665603ull;
+  for (unsigned char c : text) h = (h ^ c) * 1099511628211ull;
+  return h;
+}
+
+std::string ResidualBook::PathOf(const Key& key) const {
+  return absl::StrCat(dir_, "/c", key.first, "-m", key.second, ".ef");
+}
+
+absl::Status ResidualBook::Load(int* loaded) {
+  *loaded = 0;
+  if (dir_.empty()) return absl::OkStatus();
+  if (::mkdir(dir_.c_str(), 0755) != 0 && errno != EEXIST)
+    return absl::InternalError(absl::StrCat(
+        "cannot create the residual folder ", dir_, ": ", std::strerror(errno)));
+  std::unique_ptr<DIR, int (*)(DIR*)> d(::opendir(dir_.c_str()), ::closedir);
+  if (!d)
+    return absl::InternalError(absl::StrCat("cannot read ", dir_, ": ",
+                                            std::strerror(errno)));
+  std::lock_guard<std::mutex> lock(mu_);
+  while (const dirent* e = ::readdir(d.get())) {
+    long long client = 0, model = 0;
+    int used = 0;
+    if (std::sscanf(e->d_name, "c%lld-m%lld.ef%n", &client, &model, &used) != 2 ||
+        e->d_name[used] != '\0')
+      continue;  // a temporary file or someone else's
+    std::ifstream in(absl::StrCat(dir_, "/", e->d_name), std::ios::binary);
+    std::stringstream bytes;
+    bytes << in.rdbuf();
+    int64_t round = 0;
+    at::Tensor residual;
+    if (!Parse(bytes.str(), fingerprint_, &round, &residual)) continue;
+    book_[{client, model}] = {{round, residual}};
+    ++*loaded;
+  }
+  return absl::OkStatus();
+}
+
+at::Tensor ResidualBook::InForce(int64_t client, int64_t model, int64_t round) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = book_.find({client, model});
+  if (it == book_.end()) return at::Tensor();
+  auto& rounds = it->second;
+  rounds.erase(rounds.lower_bound(round), rounds.end());
+  if (rounds.empty()) {
+    book_.erase(it);
+    return at::Tensor();
+  }
+  // Only the newest can be in force again: the coordinator never goes back
+  // past a round whose successor it has handed out.
+  rounds.erase(rounds.begin(), std::prev(rounds.end()));
+  return rounds.begin()->second;
+}
+
+void ResidualBook::Stage(int64_t client, int64_t model, int64_t round,
+                         at::Tensor residual) {
+  std::lock_guard<std::mutex> lock(mu_);
+  book_[{client, model}][round] = std::move(residual);
+}
+
+absl::Status ResidualBook::Commit(int64_t client, int64_t model,
+                                  int64_t round) {
+  at::Tensor residual;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = book_.find({client, model});
+    if (it == book_.end() || !it->second.count(round))
+      return absl::NotFoundError(absl::StrCat("no residual of client ", client,
+                                              " model ", model, " round ",
+                                              round, " to commit"));
+    residual = it->second.at(round);
+  }
+  if (dir_.empty()) return absl::OkStatus();
+  return WriteFileDurably(PathOf({client, model}),
+                          Serialize(fingerprint_, round, residual));
+}
+
+void ResidualBook::Discard(int64_t client, int64_t model, int64_t round) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = book_.find({client, model});
+  if (it == book_.end()) return;
+  it->second.erase(round);
+  if (it->second.empty()) book_.erase(it);
+}
+
+at::Tensor ResidualBook::Newest(int64_t client, int64_t model) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = book_.find({client, model});
+  return it == book_.end() ? at::Tensor() : it->second.rbegin()->second;
+}
+
+size_t ResidualBook::size() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return book_.size();
+}
+
+}  // namespace shefl
