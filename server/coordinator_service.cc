@@ -196,7 +196,9 @@ absl::StatusOr<std::shared_ptr<RoundState>> CoordinatorService::ReceiveUpload(
   if (auto st = CheckOwner(session.get(), client); !st.ok()) return st;
   auto state = s_->open_round();
   const int64_t now = state ? state->round() : s_->current_round();
-  if (static_cast<int64_t>(h.round()) > now)
+  // Compared unsigned: a round of 2^63 or more, read as signed, would look
+  // like the past and be counted late.
+  if (h.round() > static_cast<uint64_t>(now))
     return absl::InvalidArgumentError(
         absl::StrCat("round ", h.round(), " has not started (now ", now, ")"));
   if (!state || state->round() != static_cast<int64_t>(h.round()) ||
@@ -223,7 +225,16 @@ absl::StatusOr<std::shared_ptr<RoundState>> CoordinatorService::ReceiveUpload(
   auto blob = ReadUploadBlob(reader, first, bytes_read);
   if (!blob.ok()) return blob.status();
   auto delta = DecodeSparseDelta(*blob, d, *k);
-  if (!delta.ok()) return WithReason(delta.status(), "bad_delta");
+  if (!delta.ok()) {
+    // Well formed but with more than k entries is over budget, not a bad
+    // delta: decoded again with k bounded by the blob alone (a value takes
+    // 2 bytes at least, so what is allocated stays within twice the blob),
+    // it is left to Accept to refuse as over_budget.
+    auto wide = DecodeSparseDelta(*blob, d,
+                                  std::min<uint64_t>(d, blob->size() / 2));
+    if (!wide.ok()) return WithReason(delta.status(), "bad_delta");
+    delta = std::move(wide);
+  }
   // The weight p_i is what the coordinator knows (the shard size the
   // daemon reported once), never the upload header's claim.
   if (auto st = state->Accept(client, model, s_->registry.ShardSize(client),
