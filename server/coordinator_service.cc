@@ -13,6 +13,24 @@
 
 namespace shefl {
 
+namespace {
+
+// A session id is a bearer credential only in the hands of the identity
+// that registered it (DESIGN.md section 7): under mutual TLS a peer with
+// another certificate that learned the id (a log, a copied file) is
+// refused, as a session naming a client it does not host is. Without
+// mutual TLS every peer is the same identity and this admits it.
+absl::Status CheckCaller(const DaemonSession* session,
+                         const std::string& peer) {
+  if (session && session->identity != peer)
+    return WithReason(absl::PermissionDeniedError(
+                          "the session belongs to another identity"),
+                      "not_owner");
+  return absl::OkStatus();
+}
+
+}  // namespace
+
 void CoordinatorService::Book(int64_t round, int64_t client, int64_t model,
                               Direction dir, Traffic kind, uint64_t bytes) {
   s_->ledger.Add(round, client, model, dir, kind, bytes);
@@ -88,6 +106,12 @@ grpc::Status CoordinatorService::TaskFeed(
     return Refuse("feed", absl::UnauthenticatedError(
                               "unknown session: register first"),
                   WireSize(*req));
+  // Refused whole, before it opens: a daemon reports only the clients it
+  // registered, so a report of another one is not a daemon's mistake.
+  absl::Status owner = CheckCaller(session.get(), PeerIdentity(ctx));
+  for (const v1::LogicalClient& c : req->clients())
+    if (owner.ok()) owner = CheckOwner(session.get(), c.client_id());
+  if (!owner.ok()) return Refuse("feed", owner, WireSize(*req));
   Book(s_->current_round(), kDaemonTraffic, kNoModel, Direction::kUp,
        Traffic::kControl, WireSize(*req));
   for (const v1::LogicalClient& c : req->clients())
@@ -145,7 +169,8 @@ grpc::Status CoordinatorService::DownloadModel(
   const int64_t round = req->round(), client = req->client_id();
   const int64_t model = req->model_id();
   auto session = s_->registry.BySession(req->session_id());
-  absl::Status st = CheckOwner(session.get(), client);
+  absl::Status st = CheckCaller(session.get(), PeerIdentity(ctx));
+  if (st.ok()) st = CheckOwner(session.get(), client);
   auto state = s_->open_round();
   if (st.ok() && (!state || state->round() != round || state->closed()))
     st = LateError(absl::StrCat("round ", round, " is not open"));
@@ -266,7 +291,7 @@ absl::StatusOr<std::string> CoordinatorService::ReadUploadBlob(
 }
 
 grpc::Status CoordinatorService::UploadDelta(
-    grpc::ServerContext*, grpc::ServerReader<v1::DeltaChunk>* reader,
+    grpc::ServerContext* ctx, grpc::ServerReader<v1::DeltaChunk>* reader,
     v1::UploadReply* reply) {
   v1::DeltaChunk first;
   if (!reader->Read(&first))
@@ -279,7 +304,10 @@ grpc::Status CoordinatorService::UploadDelta(
                   absl::InvalidArgumentError("malformed upload: no header"),
                   bytes, true);
   const v1::UploadHeader& h = first.header();
-  auto into = ReceiveUpload(reader, first, &bytes);
+  const absl::Status caller = CheckCaller(
+      s_->registry.BySession(h.session_id()).get(), PeerIdentity(ctx));
+  auto into = caller.ok() ? ReceiveUpload(reader, first, &bytes)
+                          : absl::StatusOr<std::shared_ptr<RoundState>>(caller);
   if (!into.ok())
     return Refuse("upload",
                   WithContext(into.status(),
@@ -299,12 +327,15 @@ grpc::Status CoordinatorService::UploadDelta(
   return grpc::Status::OK;
 }
 
-grpc::Status CoordinatorService::Heartbeat(grpc::ServerContext*,
+grpc::Status CoordinatorService::Heartbeat(grpc::ServerContext* ctx,
                                            const v1::HeartbeatRequest* req,
                                            v1::HeartbeatReply* reply) {
-  if (!s_->registry.BySession(req->session_id()))
+  auto session = s_->registry.BySession(req->session_id());
+  if (!session)
     return Refuse("heartbeat", absl::UnauthenticatedError("unknown session"),
                   WireSize(*req));
+  if (auto st = CheckCaller(session.get(), PeerIdentity(ctx)); !st.ok())
+    return Refuse("heartbeat", st, WireSize(*req));
   const int64_t round = s_->current_round();
   reply->set_round(round);
   Book(round, kDaemonTraffic, kNoModel, Direction::kUp, Traffic::kControl,
