@@ -14,6 +14,7 @@ PACKAGES=(
   libprotobuf-dev libabsl-dev libssl-dev zlib1g-dev
   prometheus-cpp-dev catch2 libyaml-cpp-dev nlohmann-json3-dev
   libbenchmark-dev dataset-fashion-mnist iproute2
+  clang-14 libclang-rt-14-dev
 )
 
 install_missing() {

@@ -128,7 +128,10 @@ absl::Status ClientRegistry::CheckClaims(const DaemonSession& s) const {
 
 // The old session loses everything: its feed ends (the daemon behind it, if
 // any, reconnects and is then refused or re-registers) and its ids go.
-void ClientRegistry::Drop(const std::shared_ptr<DaemonSession>& old) {
+// `old` is a copy: callers pass by_name_'s or by_client_'s entry, which is
+// erased below, and a reference to it would dangle (found by the registry
+// fuzzer: a daemon re-registering under its name read freed memory).
+void ClientRegistry::Drop(std::shared_ptr<DaemonSession> old) {
   old->feed.Close();
   by_session_.erase(old->session_id);
   if (auto it = by_name_.find(old->name);

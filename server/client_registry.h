@@ -98,7 +98,8 @@ class ClientRegistry {
   std::map<int64_t, uint64_t> shard_size_;
 
   absl::Status CheckClaims(const DaemonSession& s) const;  // mu_ held
-  void Drop(const std::shared_ptr<DaemonSession>& old);     // mu_ held
+  // By value: callers pass a map's own entry, which Drop erases.
+  void Drop(std::shared_ptr<DaemonSession> old);  // mu_ held
 };
 
 }  // namespace shefl
