@@ -121,18 +121,23 @@ absl::StatusOr<std::vector<float>> Daemon::Download(
   grpc::ClientContext ctx;
   ctx.set_deadline(Deadline(task));
   auto reader = stub.DownloadModel(&ctx, req);
+  const uint64_t dim = static_cast<uint64_t>(trainer_->dim());
   std::vector<float> weights;
   v1::ModelChunk chunk;
   bool ok = true;
   uint64_t down = 0;
   while (reader->Read(&chunk)) {
     down += WireSize(chunk);
-    if (chunk.offset() != weights.size() || chunk.data().size() % 4 != 0) {
+    const size_t n = chunk.data().size() / sizeof(float);
+    // The coordinator's offsets and `total` are claims: the buffer never
+    // grows past what this daemon's model holds.
+    if (!ok || chunk.offset() != weights.size() ||
+        chunk.data().size() % 4 != 0 || chunk.total() != dim ||
+        weights.size() + n > dim) {
       ok = false;
       continue;  // keep reading so the stream and the books stay whole
     }
-    if (weights.empty()) weights.reserve(chunk.total());
-    const size_t n = chunk.data().size() / sizeof(float);
+    if (weights.empty()) weights.reserve(dim);
     weights.resize(weights.size() + n);
     std::memcpy(weights.data() + weights.size() - n, chunk.data().data(),
                 chunk.data().size());
@@ -143,7 +148,7 @@ absl::StatusOr<std::vector<float>> Daemon::Download(
   Book(round, client, model, Direction::kUp, Traffic::kControl,
        WireSize(req));
   Book(round, client, model, Direction::kDown, Traffic::kPayload, down);
-  if (!ok || static_cast<int64_t>(weights.size()) != trainer_->dim())
+  if (!ok || weights.size() != dim)
     return absl::DataLossError(absl::StrCat("model ", model, ": got ",
                                             weights.size(), " of ",
                                             trainer_->dim(), " weights"));

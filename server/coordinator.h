@@ -92,6 +92,7 @@ class Coordinator {
   double best_accuracy_ = 0;
   int64_t rounds_to_threshold_ = -1;
   double prior_wall_seconds_ = 0;  // from before a resume
+  ByteCounts prior_bytes_;         // rounds recorded before a resume
 };
 
 }  // namespace shefl

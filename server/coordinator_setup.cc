@@ -43,9 +43,27 @@ double Num(const nlohmann::json& j, const char* key) {
   return it != j.end() && it->is_number() ? it->get<double>() : 0.0;
 }
 
+// A round line's traffic: its clients' and its daemons' counts.
+ByteCounts LineBytes(const nlohmann::json& j) {
+  ByteCounts sum;
+  auto add = [&sum](const nlohmann::json& b) {
+    if (!b.is_object()) return;
+    ByteCounts c;
+    c.payload_up = static_cast<uint64_t>(Num(b, "payload_up"));
+    c.payload_down = static_cast<uint64_t>(Num(b, "payload_down"));
+    c.control_up = static_cast<uint64_t>(Num(b, "control_up"));
+    c.control_down = static_cast<uint64_t>(Num(b, "control_down"));
+    sum += c;
+  };
+  if (auto by = j.find("bytes_by_client"); by != j.end() && by->is_object())
+    for (const auto& [client, b] : by->items()) add(b);
+  if (auto d = j.find("daemon_bytes"); d != j.end()) add(*d);
+  return sum;
+}
+
 void ReadHistory(const std::string& dir, double threshold, double* best,
                  int64_t* to_threshold, double* wall, EvalResult* last,
-                 bool* evaluated) {
+                 bool* evaluated, ByteCounts* bytes) {
   std::ifstream in(dir + "/rounds.jsonl");
   std::string line;
   while (std::getline(in, line)) {
@@ -57,6 +75,7 @@ void ReadHistory(const std::string& dir, double threshold, double* best,
     if (*to_threshold < 0 && acc >= threshold)
       *to_threshold = static_cast<int64_t>(Num(j, "round"));
     *wall += Num(j, "wall_seconds");
+    *bytes += LineBytes(j);
     if (auto e = j.find("evaluated");
         e != j.end() && e->is_boolean() && e->get<bool>()) {
       *evaluated = true;
@@ -111,7 +130,7 @@ absl::StatusOr<std::unique_ptr<Coordinator>> Coordinator::Create(
     if (auto st = c->results_->TruncateRounds(ck->second); !st.ok()) return st;
     ReadHistory(config->out_dir, config->eval.threshold, &c->best_accuracy_,
                 &c->rounds_to_threshold_, &c->prior_wall_seconds_,
-                &c->last_eval_, &c->evaluated_);
+                &c->last_eval_, &c->evaluated_, &c->prior_bytes_);
     LogLine("coordinator", absl::StrCat("resuming ", config->out_dir,
                                         " after round ", ck->second));
   } else {
@@ -230,7 +249,10 @@ nlohmann::json Coordinator::RoundLine(const RoundState& rs, double wall,
 
 absl::Status Coordinator::Finish(double wall) {
   const ExperimentConfig& cfg = state_->config;
-  const ByteCounts total = state_->ledger.Total();
+  // A resumed run's totals: the rounds recorded before it, then all of
+  // this process's traffic.
+  ByteCounts total = prior_bytes_;
+  total += state_->ledger.Total();
   nlohmann::json summary = {
       {"name", cfg.name},
       {"method", cfg.method},

@@ -130,6 +130,15 @@ TEST_CASE("a resumed run's summary keeps the accuracy of the rounds before") {
   CHECK(after["final_model_accuracy"] == before["final_model_accuracy"]);
   CHECK(after["model_sha256"] == before["model_sha256"]);
   CHECK(ReadJsonl(run + "/rounds.jsonl").size() == 3u);
+  // The bytes of the recorded rounds are kept (payload moves only inside
+  // rounds, so those totals are whole; control bytes outside any round,
+  // registration and goodbyes, belong to the process that carried them).
+  CHECK(after["total_bytes_up"] == before["total_bytes_up"]);
+  CHECK(after["total_bytes_down"] == before["total_bytes_down"]);
+  CHECK(after["total_bytes_up"].get<uint64_t>() > 0);
+  uint64_t control = 0;
+  for (const auto& r : rounds) control += r["control_bytes"].get<uint64_t>();
+  CHECK(after["total_control_bytes"].get<uint64_t>() == control);
 
   // --set with --resume changes the record too, not only the process.
   std::filesystem::remove(run + "/summary.json");
