@@ -65,10 +65,11 @@ run_one() {
   mkdir -p "$work" "$art"
   local log="$BUILD/$t.log" rc=0 dict=()
   [ -f "$ROOT/fuzz/$t.dict" ] && dict=(-dict="$ROOT/fuzz/$t.dict")
-  # -timeout: one input taking a second is a hang worth reporting.
+  # -timeout: an input taking 10 s is a hang (inputs take milliseconds;
+  # the margin is for a loaded machine).
   # -rss_limit_mb also bounds any single allocation (malloc_limit_mb).
   ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1}" \
-    "$BUILD/${t}_fuzzer" -max_total_time="$SECONDS_EACH" -timeout=2 \
+    "$BUILD/${t}_fuzzer" -max_total_time="$SECONDS_EACH" -timeout=10 \
     -rss_limit_mb=2048 -print_final_stats=1 -artifact_prefix="$art" "${dict[@]}" \
     "$work" "$seeds" >"$log" 2>&1 || rc=$?
   cat "$log"

@@ -3,7 +3,7 @@
 //
 // Input: the stream as it crosses the wire, gRPC's length-prefixed
 // messages (a 0 byte, a 4-byte big-endian length, a serialized DeltaChunk),
-// so the seeds are real uploads cut by MakeUploadChunks. The stream ends
+// so the seeds are real uploads (fuzz/make_seeds.cc). The stream ends
 // where the input does or a frame does not parse. The outcome is checked
 // against the stream's rules stated once more here, from the other side:
 // what a peer may send.
@@ -26,7 +26,6 @@ namespace {
 constexpr uint64_t kMaxBytes = 1 << 16;
 
 struct Stream {
-  uint64_t max_bytes = kMaxBytes;
   v1::DeltaChunk first;
   std::vector<v1::DeltaChunk> rest;
 };
@@ -57,7 +56,7 @@ std::string Expected(const Stream& s, size_t* used) {
   *used = 0;
   if (!s.first.has_header()) return "no header";
   const uint64_t size = s.first.header().encoded_size();
-  if (size > s.max_bytes) return "oversize";
+  if (size > kMaxBytes) return "oversize";
   uint64_t have = s.first.data().size();
   if (have > size) return "oversize";
   for (const v1::DeltaChunk& c : s.rest) {
@@ -101,7 +100,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   size_t want_used = 0;
   const std::string want = Expected(s, &want_used);
 
-  UploadAssembler upload(s.max_bytes);
+  UploadAssembler upload(kMaxBytes);
   absl::Status st = upload.Begin(s.first);
   size_t used = 0;
   while (st.ok() && used < s.rest.size()) st = upload.Add(s.rest[used++]);
