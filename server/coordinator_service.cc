@@ -166,6 +166,7 @@ grpc::Status CoordinatorService::TaskFeed(
 grpc::Status CoordinatorService::DownloadModel(
     grpc::ServerContext* ctx, const v1::DownloadRequest* req,
     grpc::ServerWriter<v1::ModelChunk>* writer) {
+  const auto watched = watchdog_.Watch(ctx, StreamUntil());
   const int64_t round = req->round(), client = req->client_id();
   const int64_t model = req->model_id();
   auto session = s_->registry.BySession(req->session_id());
@@ -290,13 +291,34 @@ absl::StatusOr<std::string> CoordinatorService::ReadUploadBlob(
   return upload.Finish();
 }
 
+StreamWatchdog::Clock::time_point CoordinatorService::StreamUntil() const {
+  const auto now = StreamWatchdog::Clock::now();
+  auto open = s_->open_round();
+  if (!open || open->deadline() < now) return now + kStreamGrace;
+  return open->deadline() + kStreamGrace;
+}
+
+namespace {
+
+absl::Status TimedOut(grpc::ServerContext* ctx, absl::Status st) {
+  if (!ctx->IsCancelled()) return st;
+  return WithReason(absl::DeadlineExceededError(
+                        "stream cancelled: still open 5 s after its round's "
+                        "deadline"),
+                    "timeout");
+}
+
+}  // namespace
+
 grpc::Status CoordinatorService::UploadDelta(
     grpc::ServerContext* ctx, grpc::ServerReader<v1::DeltaChunk>* reader,
     v1::UploadReply* reply) {
+  const auto watched = watchdog_.Watch(ctx, StreamUntil());
   v1::DeltaChunk first;
   if (!reader->Read(&first))
     return Refuse("upload",
-                  absl::InvalidArgumentError("malformed upload: empty stream"),
+                  TimedOut(ctx, absl::InvalidArgumentError(
+                                    "malformed upload: empty stream")),
                   0, true);
   uint64_t bytes = WireSize(first);
   if (!first.has_header())
@@ -310,7 +332,7 @@ grpc::Status CoordinatorService::UploadDelta(
                           : absl::StatusOr<std::shared_ptr<RoundState>>(caller);
   if (!into.ok())
     return Refuse("upload",
-                  WithContext(into.status(),
+                  WithContext(TimedOut(ctx, into.status()),
                               absl::StrCat("client ", h.client_id(), " model ",
                                            h.model_id(), " round ", h.round(),
                                            ": ")),

@@ -5,6 +5,7 @@
 #define SHEFL_SERVER_COORDINATOR_SERVICE_H_
 
 #include "server/coordinator_state.h"
+#include "server/stream_watchdog.h"
 #include "shefl.grpc.pb.h"
 
 namespace shefl {
@@ -53,10 +54,16 @@ class CoordinatorService final : public v1::Coordinator::Service {
   // when no token is asked for).
   std::string PeerIdentity(grpc::ServerContext* ctx) const;
 
+  // When an upload or download stream opened now is cancelled: the open
+  // round's deadline plus kStreamGrace (now plus it between rounds).
+  StreamWatchdog::Clock::time_point StreamUntil() const;
+
   // Longest daemon name or device accepted, in bytes.
   static constexpr size_t kMaxNameBytes = 128;
+  static constexpr std::chrono::seconds kStreamGrace{5};
 
   CoordinatorState* s_;
+  StreamWatchdog watchdog_;
 };
 
 }  // namespace shefl

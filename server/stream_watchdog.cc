@@ -1,0 +1,56 @@
+#include "server/stream_watchdog.h"
+
+#include <grpcpp/server_context.h>
+
+namespace shefl {
+
+StreamWatchdog::StreamWatchdog() : thread_([this] { Loop(); }) {}
+
+StreamWatchdog::~StreamWatchdog() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stop_ = true;
+  }
+  cv_.notify_all();
+  thread_.join();
+}
+
+StreamWatchdog::Guard StreamWatchdog::Watch(grpc::ServerContext* ctx,
+                                            Clock::time_point until) {
+  std::lock_guard<std::mutex> lock(mu_);
+  const uint64_t id = next_id_++;
+  streams_[id] = {ctx, until};
+  return Guard(this, id);
+}
+
+void StreamWatchdog::Forget(uint64_t id) {
+  std::lock_guard<std::mutex> lock(mu_);
+  streams_.erase(id);
+}
+
+int64_t StreamWatchdog::cancelled() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return cancelled_;
+}
+
+// Checks every 100 ms: a deadline is a bound on a stream's life, not a
+// precise timer. The lock is held across TryCancel so that a handler
+// cannot end (and its context go) while it is being cancelled.
+void StreamWatchdog::Loop() {
+  std::unique_lock<std::mutex> lock(mu_);
+  while (!stop_) {
+    cv_.wait_for(lock, std::chrono::milliseconds(100));
+    const auto now = Clock::now();
+    for (auto it = streams_.begin(); it != streams_.end();) {
+      if (it->second.until > now) {
+        ++it;
+        continue;
+      }
+      it->second.ctx->TryCancel();
+      ++cancelled_;
+      it = streams_.erase(it);
+    }
+  }
+}
+
+}  // namespace shefl
