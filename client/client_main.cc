@@ -34,6 +34,8 @@ constexpr const char* kUsage =
     "  TLS by default: --tls-ca is the CA of the coordinator's certificate\n"
     "  (default: the system's), --tls-cert/--tls-key this daemon's own for\n"
     "  mutual TLS; --token-file the registration token; --insecure: plaintext\n"
+    "  --heartbeat-s: heartbeat after this long without a word from the\n"
+    "                 coordinator (default 30; 0: never)\n"
     "  --max-backoff-s: longest wait between reconnects (default 30; the\n"
     "                   wait starts at 0.25 s and doubles, with jitter)\n";
 
@@ -57,6 +59,7 @@ int main(int argc, char** argv) {
       {"--metrics-listen", shefl::SetString(&o.metrics_listen)},
       {"--threads", shefl::SetInt("--threads", &o.threads)},
       {"--max-backoff-s", shefl::SetSeconds("--max-backoff-s", &o.max_backoff_s)},
+      {"--heartbeat-s", shefl::SetSeconds("--heartbeat-s", &o.heartbeat_s)},
       {"--tls-ca", shefl::SetString(&o.tls.ca_file)},
       {"--tls-cert", shefl::SetString(&o.tls.cert_file)},
       {"--tls-key", shefl::SetString(&o.tls.key_file)},

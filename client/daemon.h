@@ -40,6 +40,8 @@ struct DaemonOptions {
   int threads = 0;
   double initial_backoff_s = 0.25;  // reconnect delay, doubling...
   double max_backoff_s = 30;        // ...up to this (common/backoff.h)
+  double heartbeat_s = 30;          // heartbeat after this long without a
+                                    // feed message; 0: never
   TlsOptions tls;                   // CA, own certificate, token, --insecure
 };
 
@@ -67,6 +69,7 @@ class Daemon {
   absl::StatusOr<SessionEnd> Session(v1::Coordinator::Stub& stub);
   absl::Status Prepare(const std::string& config_yaml);
   void WorkLoop(v1::Coordinator::Stub* stub);
+  void HeartbeatLoop(v1::Coordinator::Stub* stub, grpc::ClientContext* feed_ctx);
   void RunTask(v1::Coordinator::Stub& stub, const v1::Task& task);
   absl::StatusOr<std::vector<float>> Download(v1::Coordinator::Stub& stub,
                                               const v1::Task& task,
@@ -96,6 +99,9 @@ class Daemon {
   std::condition_variable cv_;
   std::deque<Work> work_;
   bool session_over_ = false;
+  // When the feed last said something (steady clock, ns): the heartbeat
+  // speaks only into a silence.
+  std::atomic<int64_t> last_heard_ns_{0};
 
   std::shared_ptr<prometheus::Registry> registry_;
   std::unique_ptr<MetricsServer> exposer_;

@@ -13,6 +13,16 @@
 
 namespace shefl {
 
+namespace {
+
+int64_t SteadyNs() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+}  // namespace
+
 absl::StatusOr<Daemon::SessionEnd> Daemon::Session(
     v1::Coordinator::Stub& stub) {
   v1::RegisterRequest req;
@@ -59,9 +69,12 @@ absl::StatusOr<Daemon::SessionEnd> Daemon::Session(
     session_over_ = false;
   }
   std::thread worker([this, &stub] { WorkLoop(&stub); });
+  last_heard_ns_ = SteadyNs();
+  std::thread beat([this, &stub, &feed_ctx] { HeartbeatLoop(&stub, &feed_ctx); });
   bool shutdown = false;
   v1::FeedMessage msg;
   while (!stop_ && reader->Read(&msg)) {
+    last_heard_ns_ = SteadyNs();
     Book(FeedRound(msg, known_round_), FeedClient(msg), kNoModel,
          Direction::kDown, Traffic::kControl, WireSize(msg));
     if (msg.has_task()) {
@@ -94,7 +107,46 @@ absl::StatusOr<Daemon::SessionEnd> Daemon::Session(
   }
   cv_.notify_all();
   worker.join();
+  beat.join();
   return shutdown || stop_ ? SessionEnd::kShutdown : SessionEnd::kLost;
+}
+
+// Keepalive finds a dead connection; the heartbeat finds a live connection
+// to a coordinator that no longer knows this session, and then ends the
+// feed so that the daemon registers again. It is sent only after
+// heartbeat_s without a feed message (while tasks flow the feed itself
+// shows the session is alive), and booked like all traffic, under the
+// round the coordinator names in its reply (the round it books it under).
+void Daemon::HeartbeatLoop(v1::Coordinator::Stub* stub,
+                           grpc::ClientContext* feed_ctx) {
+  if (o_.heartbeat_s <= 0) return;
+  const auto every = static_cast<int64_t>(o_.heartbeat_s * 1e9);
+  std::unique_lock<std::mutex> lock(mu_);
+  while (!session_over_) {
+    cv_.wait_for(lock, std::chrono::milliseconds(200));
+    if (session_over_ || SteadyNs() - last_heard_ns_ < every) continue;
+    lock.unlock();
+    v1::HeartbeatRequest req;
+    req.set_session_id(session_id_);
+    v1::HeartbeatReply reply;
+    grpc::ClientContext ctx;
+    ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
+    const grpc::Status st = stub->Heartbeat(&ctx, req, &reply);
+    last_heard_ns_ = SteadyNs();
+    if (st.ok()) {
+      const auto round = static_cast<int64_t>(reply.round());
+      Book(round, kDaemonTraffic, kNoModel, Direction::kUp, Traffic::kControl,
+           WireSize(req));
+      Book(round, kDaemonTraffic, kNoModel, Direction::kDown,
+           Traffic::kControl, WireSize(reply));
+    } else if (st.error_code() == grpc::StatusCode::UNAUTHENTICATED ||
+               st.error_code() == grpc::StatusCode::PERMISSION_DENIED) {
+      LogLine(o_.name, absl::StrCat("heartbeat refused (", st.error_message(),
+                                    "): registering again"));
+      feed_ctx->TryCancel();
+    }
+    lock.lock();
+  }
 }
 
 void Daemon::WorkLoop(v1::Coordinator::Stub* stub) {

@@ -21,14 +21,6 @@ namespace {
 using namespace testing;
 using Clock = std::chrono::steady_clock;
 
-int Count(const std::string& text, const std::string& what) {
-  int n = 0;
-  for (size_t at = text.find(what); at != std::string::npos;
-       at = text.find(what, at + 1))
-    ++n;
-  return n;
-}
-
 // The clients of "round R open: clients a,b,c[, the first N close it]" in
 // the coordinator's log; empty while that line is not there.
 std::vector<int> OpenedWith(const std::string& log, int round) {
@@ -190,7 +182,7 @@ TEST_CASE("30 percent of the daemons killed mid-round cost only their updates",
   }
   // The restarted daemons registered again and trained for later rounds.
   for (int v : victims)
-    CHECK(Count(log, "registered daemon 'd" + std::to_string(v) + "'") == 2);
+    CHECK(Occurrences(log, "registered daemon 'd" + std::to_string(v) + "'") == 2);
   std::set<int> back;
   for (int r = 13; r <= kRounds; ++r)
     for (int client : AsSet(rounds[r - 1]["completed"]))

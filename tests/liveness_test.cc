@@ -16,14 +16,6 @@ namespace {
 
 using namespace testing;
 
-int Count(const std::string& text, const std::string& what) {
-  int n = 0;
-  for (size_t at = text.find(what); at != std::string::npos;
-       at = text.find(what, at + 1))
-    ++n;
-  return n;
-}
-
 TEST_CASE("a daemon killed mid-round is restarted and the run finishes") {
   TempDir dir;
   WriteFile(dir / "c.yaml", SyntheticConfig());
@@ -52,8 +44,8 @@ TEST_CASE("a daemon killed mid-round is restarted and the run finishes") {
   for (size_t i = 0; i < rounds.size(); ++i)
     CHECK(rounds[i]["round"].get<size_t>() == i + 1);
   const std::string clog = ReadFile(run + "/logs/coordinator.log");
-  CHECK(Count(clog, "registered daemon 'daemon-1'") == 2);
-  CHECK(Count(clog, "registered daemon 'daemon-0'") == 1);
+  CHECK(Occurrences(clog, "registered daemon 'daemon-1'") == 2);
+  CHECK(Occurrences(clog, "registered daemon 'daemon-0'") == 1);
   // The endpoints file names the restarted process.
   const auto after = nlohmann::json::parse(ReadFile(run + "/endpoints.json"));
   CHECK(after["daemons"][1]["pid"].get<int>() != victim);

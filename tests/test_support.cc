@@ -95,6 +95,14 @@ std::map<std::string, double> ParseMetrics(const std::string& text) {
   return out;
 }
 
+int Occurrences(const std::string& text, const std::string& what) {
+  int n = 0;
+  for (size_t at = text.find(what); at != std::string::npos;
+       at = text.find(what, at + 1))
+    ++n;
+  return n;
+}
+
 std::string SyntheticConfig(const std::string& extra) {
   return R"(name: synthetic-test
 method: shefl

@@ -77,6 +77,9 @@ class CountingRelay {
 
 std::string BinDir();  // build/bin
 
+// How many times `what` occurs in `text` (log lines, say).
+int Occurrences(const std::string& text, const std::string& what);
+
 // Polls `condition` every 20 ms until it holds (true) or `timeout_s` passes
 // (false). Tests wait on conditions, never on fixed sleeps: the suite runs
 // with -j nproc on a loaded machine.
