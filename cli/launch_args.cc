@@ -189,6 +189,7 @@ std::string MainUsage() {
          "  report RUN_DIR...    one table row per finished run\n"
          "  certs --out DIR --hosts a,b  a development CA, server and client\n"
          "                       certificates and a token (TLS, mTLS)\n"
+         "  health HOST:PORT     is the coordinator serving? (exit 0 if so)\n"
          "\n"
          "`shefl <command> --help` shows the flags of a command.\n";
 }

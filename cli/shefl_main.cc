@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "cli/certs_command.h"
+#include "cli/health_command.h"
 #include "cli/launch_args.h"
 #include "cli/report.h"
 #include "cli/run_command.h"
@@ -48,6 +49,7 @@ int Report(const std::vector<std::string>& dirs) {
 int main(int argc, char** argv) {
   std::vector<std::string> args(argv + 1, argv + argc);
   if (!args.empty() && args[0] == "certs") return shefl::CertsCommand(args);
+  if (!args.empty() && args[0] == "health") return shefl::HealthCommand(args);
   absl::StatusOr<shefl::CommandLine> cl = shefl::ParseCommandLine(args);
   if (!cl.ok()) {
     // Usage of the subcommand the user was typing, else the overview.

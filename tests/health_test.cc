@@ -1,0 +1,90 @@
+// The coordinator's standard gRPC health service (grpc.health.v1), asked
+// by the real `shefl health` over real sockets: SERVING from a running
+// coordinator, in plaintext and under mutual TLS; a failure exit when
+// nothing answers; a usage error named.
+#include "tests/coordinator_harness.h"  // first: see its comment
+
+#include <catch2/catch.hpp>
+
+#include "tests/test_support.h"
+
+namespace shefl {
+namespace {
+
+using testing::BinDir;
+using testing::RunProcess;
+
+TEST_CASE("shefl health says SERVING for a running coordinator and exits 0") {
+  Harness h("");
+  const std::string target =
+      "127.0.0.1:" + std::to_string(h.coordinator->listening_port());
+  auto r = RunProcess({BinDir() + "/shefl", "health", target, "--insecure"}, 60);
+  INFO(r.output);
+  CHECK(r.exit_code == 0);
+  CHECK_THAT(r.output, Catch::Contains(target + ": SERVING"));
+  // A service name the coordinator does not serve is not healthy.
+  auto other = RunProcess({BinDir() + "/shefl", "health", target, "--insecure",
+                           "--service", "no.such.Service"},
+                          60);
+  INFO(other.output);
+  CHECK(other.exit_code == 1);
+}
+
+TEST_CASE("shefl health exits 1 when nothing answers and 2 on a usage error") {
+  const int port = testing::FreePort();  // nothing listens there
+  auto r = RunProcess({BinDir() + "/shefl", "health",
+                       "127.0.0.1:" + std::to_string(port), "--insecure",
+                       "--timeout-s", "1"},
+                      60);
+  INFO(r.output);
+  CHECK(r.exit_code == 1);
+  CHECK_THAT(r.output, Catch::Contains("no answer"));
+  auto bad = RunProcess({BinDir() + "/shefl", "health"}, 60);
+  CHECK(bad.exit_code == 2);
+  CHECK_THAT(bad.output, Catch::Contains("HOST:PORT is required"));
+  auto flag = RunProcess({BinDir() + "/shefl", "health", "x:1", "--timeout-s", "-3"}, 60);
+  CHECK(flag.exit_code == 2);
+  CHECK_THAT(flag.output, Catch::Contains("--timeout-s '-3'"));
+}
+
+TEST_CASE("shefl health checks the coordinator under mutual TLS") {
+  testing::TempDir dir;
+  auto certs = RunProcess({BinDir() + "/shefl", "certs", "--out", dir / "pki",
+                           "--hosts", "127.0.0.1,localhost", "--clients", "1"},
+                          60);
+  REQUIRE(certs.exit_code == 0);
+  testing::WriteFile(dir / "c.yaml", testing::SyntheticConfig());
+  CoordinatorOptions o;
+  o.config_path = dir / "c.yaml";
+  o.listen = "127.0.0.1:0";
+  o.out_dir = dir / "out";
+  o.threads = 1;
+  const std::string pki = dir / "pki";
+  o.tls.cert_file = pki + "/server.pem";
+  o.tls.key_file = pki + "/server.key";
+  o.tls.ca_file = pki + "/ca.pem";
+  o.tls.token_file = pki + "/token";
+  auto c = Coordinator::Create(o);
+  REQUIRE(c.ok());
+  std::unique_ptr<Coordinator> coordinator = std::move(*c);
+  std::thread runner([&] { (void)coordinator->Run(); });
+  const std::string target =
+      "127.0.0.1:" + std::to_string(coordinator->listening_port());
+  auto ok = RunProcess({BinDir() + "/shefl", "health", target, "--tls-ca",
+                        pki + "/ca.pem", "--tls-cert", pki + "/client-0.pem",
+                        "--tls-key", pki + "/client-0.key"},
+                       60);
+  // Without a client certificate the handshake fails: no answer.
+  auto refused = RunProcess({BinDir() + "/shefl", "health", target, "--tls-ca",
+                             pki + "/ca.pem", "--timeout-s", "2"},
+                            60);
+  coordinator->RequestStop();
+  runner.join();
+  INFO(ok.output << refused.output);
+  CHECK(ok.exit_code == 0);
+  CHECK_THAT(ok.output, Catch::Contains("SERVING"));
+  CHECK(refused.exit_code == 1);
+}
+
+}  // namespace
+}  // namespace shefl
