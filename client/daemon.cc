@@ -94,10 +94,42 @@ absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Create(DaemonOptions o) {
                  .Help("Resident memory of the daemon process")
                  .Register(*d->registry_)
                  .Add({});
+  d->state_gauges_ = &prometheus::BuildGauge()
+                         .Name("shefl_client_state")
+                         .Help("1 for the daemon's state (disconnected, idle: "
+                               "connected without a task, training), else 0")
+                         .Register(*d->registry_);
+  d->SetState(State::kDisconnected);
   auto exposer = MetricsServer::Start(d->o_.metrics_listen, d->registry_);
   if (!exposer.ok()) return exposer.status();
   d->exposer_ = std::move(*exposer);
+  if (d->exposer_) {
+    // 200 with the state while connected; 503 while not, so a readiness
+    // probe or compose healthcheck sees a daemon that cannot work.
+    Daemon* self = d.get();
+    d->exposer_->SetHandler("/healthz", [self]() -> absl::StatusOr<std::string> {
+      const State s = self->state_;
+      if (s == State::kDisconnected)
+        return absl::UnavailableError("disconnected\n");
+      return std::string(StateName(s)) + "\n";
+    });
+  }
   return d;
+}
+
+const char* Daemon::StateName(State s) {
+  switch (s) {
+    case State::kDisconnected: return "disconnected";
+    case State::kIdle: return "idle";
+    case State::kTraining: return "training";
+  }
+  return "unknown";
+}
+
+void Daemon::SetState(State s) {
+  state_ = s;
+  for (State each : {State::kDisconnected, State::kIdle, State::kTraining})
+    state_gauges_->Add({{"state", StateName(each)}}).Set(each == s ? 1 : 0);
 }
 
 absl::Status Daemon::Run() {

@@ -59,6 +59,10 @@ class Daemon {
 
  private:
   enum class SessionEnd { kShutdown, kLost };
+  // What /healthz and shefl_client_state{state} say.
+  enum class State { kDisconnected, kIdle, kTraining };
+  void SetState(State s);
+  static const char* StateName(State s);
   struct Work {  // a task, or the end of a round (task unset)
     v1::Task task;
     bool round_end = false;
@@ -108,6 +112,8 @@ class Daemon {
   prometheus::Histogram* train_seconds_ = nullptr;
   prometheus::Family<prometheus::Counter>* bytes_ = nullptr;
   prometheus::Gauge* rss_ = nullptr;
+  prometheus::Family<prometheus::Gauge>* state_gauges_ = nullptr;
+  std::atomic<State> state_{State::kDisconnected};
 };
 
 }  // namespace shefl

@@ -68,6 +68,7 @@ absl::StatusOr<Daemon::SessionEnd> Daemon::Session(
     std::lock_guard<std::mutex> lock(mu_);
     session_over_ = false;
   }
+  SetState(State::kIdle);
   std::thread worker([this, &stub] { WorkLoop(&stub); });
   last_heard_ns_ = SteadyNs();
   std::thread beat([this, &stub, &feed_ctx] { HeartbeatLoop(&stub, &feed_ctx); });
@@ -108,6 +109,7 @@ absl::StatusOr<Daemon::SessionEnd> Daemon::Session(
   cv_.notify_all();
   worker.join();
   beat.join();
+  SetState(State::kDisconnected);
   return shutdown || stop_ ? SessionEnd::kShutdown : SessionEnd::kLost;
 }
 
@@ -169,7 +171,9 @@ void Daemon::WorkLoop(v1::Coordinator::Stub* stub) {
                                     ": round ", w.task.round(), " is over"));
       continue;
     }
+    SetState(State::kTraining);
     RunTask(*stub, w.task);
+    SetState(State::kIdle);
   }
 }
 

@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <set>
 #include <thread>
 #include <vector>
 
@@ -197,6 +198,43 @@ TEST_CASE("a daemon heartbeats into a silent feed and both sides book it") {
   std::printf("heartbeat: %llu bytes up over 3 rounds of %.1f s\n",
               static_cast<unsigned long long>(beats_up),
               rounds[1]["wall_seconds"].get<double>());
+}
+
+TEST_CASE("a daemon's healthz and shefl_client_state follow its connection") {
+  TempDir dir;
+  WriteFile(dir / "c.yaml", SyntheticConfig());
+  const int port = FreePort(), metrics = FreePort();
+  std::vector<std::string> argv = Daemon(dir, port, "0-7", "watched");
+  argv.insert(argv.end(), {"--metrics-listen",
+                           "127.0.0.1:" + std::to_string(metrics),
+                           "--max-backoff-s", "0.5"});
+  const int d = Spawn(argv, dir / "d.log");
+  // No coordinator yet: disconnected, and /healthz says 503.
+  int status = 0;
+  REQUIRE(WaitUntil([&] { return !HttpGet(metrics, "/healthz", &status).empty(); }, 60));
+  CHECK(status == 503);
+  CHECK_THAT(HttpGet(metrics, "/healthz"), Catch::Contains("disconnected"));
+  auto m = ParseMetrics(HttpGet(metrics, "/metrics"));
+  CHECK(m["shefl_client_state{state=\"disconnected\"}"] == 1);
+  CHECK(m["shefl_client_state{state=\"idle\"}"] == 0);
+  // With a coordinator and rounds of seconds: idle, then training.
+  const int c = Spawn(Coordinator(dir, port, "train.local_steps=1500"), dir / "c.log");
+  std::set<std::string> seen;
+  const bool both = WaitUntil([&] {
+    int code = 0;
+    const std::string body = HttpGet(metrics, "/healthz", &code);
+    if (code == 200) seen.insert(body);
+    return seen.count("idle\n") && seen.count("training\n");
+  }, 120);
+  const auto during = ParseMetrics(HttpGet(metrics, "/metrics"));
+  INFO(ReadFile(dir / "c.log") << ReadFile(dir / "d.log"));
+  CHECK(both);
+  double sum = 0;
+  for (const char* s : {"disconnected", "idle", "training"})
+    sum += during.at(std::string("shefl_client_state{state=\"") + s + "\"}");
+  CHECK(sum == 1);  // exactly one state at a time
+  CHECK(WaitFor(c, 300) == 0);
+  CHECK(WaitFor(d, 60) == 0);
 }
 
 }  // namespace

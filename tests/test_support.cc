@@ -141,6 +141,7 @@ compression:
 #include <netinet/in.h>
 #include <poll.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 
 namespace shefl::testing {
 
@@ -214,9 +215,12 @@ int FreePort() {
   return port;
 }
 
-std::string HttpGet(int port, const std::string& path) {
+std::string HttpGet(int port, const std::string& path, int* status) {
+  if (status) *status = 0;
   int fd = ConnectTo(port);
   if (fd < 0) return "";
+  const timeval limit{10, 0};  // a server that never answers fails the call
+  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &limit, sizeof(limit));
   const std::string req = "GET " + path + " HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n";
   ::send(fd, req.data(), req.size(), MSG_NOSIGNAL);
   std::string resp;
@@ -225,7 +229,10 @@ std::string HttpGet(int port, const std::string& path) {
   while ((n = ::read(fd, buf, sizeof(buf))) > 0) resp.append(buf, n);
   ::close(fd);
   const size_t body = resp.find("\r\n\r\n");
-  return body == std::string::npos ? "" : resp.substr(body + 4);
+  if (body == std::string::npos) return "";
+  if (status && resp.rfind("HTTP/1.", 0) == 0 && resp.size() > 12)
+    *status = std::atoi(resp.c_str() + 9);
+  return resp.substr(body + 4);
 }
 
 CountingRelay::CountingRelay(int target_port) : target_(target_port) {

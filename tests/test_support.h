@@ -51,8 +51,9 @@ int WaitFor(int pid, double timeout_s);
 
 // A free TCP port on 127.0.0.1 (bound, read, released).
 int FreePort();
-// GET http://127.0.0.1:port/path; the body, or "" on failure.
-std::string HttpGet(int port, const std::string& path);
+// GET http://127.0.0.1:port/path; the body, or "" on failure (no answer
+// within 10 s included). *status gets the HTTP status (0 on failure).
+std::string HttpGet(int port, const std::string& path, int* status = nullptr);
 
 // A TCP relay on 127.0.0.1 that forwards every connection to `target_port`
 // and counts the bytes each way: what the kernel carried, to compare with
