@@ -1,6 +1,15 @@
 #include "server/coordinator_metrics.h"
 
+#include <chrono>
+
 namespace shefl {
+
+void CoordinatorMetrics::SetRound(int64_t round) {
+  round_->Set(static_cast<double>(round));
+  round_end_time_->Set(std::chrono::duration<double>(
+                           std::chrono::system_clock::now().time_since_epoch())
+                           .count());
+}
 
 CoordinatorMetrics::CoordinatorMetrics()
     : registry_(std::make_shared<prometheus::Registry>()) {
@@ -10,6 +19,11 @@ CoordinatorMetrics::CoordinatorMetrics()
                 .Help("Last completed round (from 1)")
                 .Register(r)
                 .Add({});
+  round_end_time_ = &prometheus::BuildGauge()
+                         .Name("shefl_round_end_timestamp_seconds")
+                         .Help("Unix time at which the last round ended")
+                         .Register(r)
+                         .Add({});
   round_duration_ =
       &prometheus::BuildHistogram()
            .Name("shefl_round_duration_seconds")

@@ -20,7 +20,9 @@ class CoordinatorMetrics {
     return registry_;
   }
 
-  void SetRound(int64_t round) { round_->Set(static_cast<double>(round)); }
+  // Also stamps the wall-clock time of the round's end, so an alert can
+  // tell a stalled run (deploy/prometheus/rules/shefl-alerts.yml).
+  void SetRound(int64_t round);
   void ObserveRoundSeconds(double s) { round_duration_->Observe(s); }
   void SetEnsembleAccuracy(double a) { ensemble_accuracy_->Set(a); }
   void SetModelAccuracy(int64_t model, double a);
@@ -42,6 +44,7 @@ class CoordinatorMetrics {
 
  private:
   std::shared_ptr<prometheus::Registry> registry_;
+  prometheus::Gauge* round_end_time_ = nullptr;
   prometheus::Gauge* round_;
   prometheus::Histogram* round_duration_;
   prometheus::Gauge* ensemble_accuracy_;
