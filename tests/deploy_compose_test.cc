@@ -1,0 +1,60 @@
+// deploy/compose checked without a docker engine: Debian's docker-compose
+// accepts the file (`config`, every profile), and every flag its commands
+// and healthchecks pass to our binaries is one those binaries document (a
+// renamed flag would leave a testbed that never starts).
+#include <catch2/catch.hpp>
+
+#include <regex>
+#include <set>
+
+#include "tests/test_support.h"
+
+namespace shefl {
+namespace {
+
+using testing::BinDir;
+using testing::RunProcess;
+
+const std::string kCompose =
+    std::string(SHEFL_SOURCE_DIR) + "/deploy/compose/docker-compose.yml";
+
+TEST_CASE("docker-compose accepts the testbed with and without the gpu profile") {
+  REQUIRE(RunProcess({"/usr/bin/docker-compose", "version"}, 60).exit_code == 0);
+  auto plain = RunProcess({"/usr/bin/docker-compose", "-f", kCompose, "config"}, 120);
+  INFO(plain.output);
+  REQUIRE(plain.exit_code == 0);
+  for (const char* s : {"coordinator:", "daemon-0:", "daemon-1:", "prometheus:",
+                        "healthcheck:", "restart: on-failure", "results:"})
+    CHECK_THAT(plain.output, Catch::Contains(s));
+  auto gpu = RunProcess({"/usr/bin/docker-compose", "-f", kCompose, "--profile",
+                         "gpu", "config"},
+                        120);
+  INFO(gpu.output);
+  REQUIRE(gpu.exit_code == 0);
+  CHECK_THAT(gpu.output, Catch::Contains("daemon-gpu:"));
+  CHECK_THAT(gpu.output, Catch::Contains("driver: nvidia"));
+}
+
+TEST_CASE("every flag the testbed passes to shefl binaries is one they document") {
+  std::string usage;
+  for (const std::vector<std::string>& argv :
+       std::vector<std::vector<std::string>>{{BinDir() + "/shefl-coordinator", "--help"},
+                                             {BinDir() + "/shefl-client", "--help"},
+                                             {BinDir() + "/shefl", "health", "--help"},
+                                             {BinDir() + "/shefl", "certs", "--help"}})
+    usage += RunProcess(argv, 60).output;
+  const std::string text = testing::ReadFile(kCompose);
+  std::set<std::string> flags;
+  const std::regex flag("--[a-z][a-z-]*[a-z]\\b(?![.=])");
+  for (std::sregex_iterator it(text.begin(), text.end(), flag), end; it != end; ++it)
+    flags.insert(it->str());
+  flags.erase("--profile");  // docker-compose's own, in the comments
+  CHECK(flags.size() >= 15u);
+  for (const std::string& f : flags) {
+    INFO(f);
+    CHECK(usage.find(f) != std::string::npos);
+  }
+}
+
+}  // namespace
+}  // namespace shefl
