@@ -15,7 +15,7 @@ PACKAGES=(
   prometheus-cpp-dev catch2 libyaml-cpp-dev nlohmann-json3-dev
   libbenchmark-dev dataset-fashion-mnist iproute2
   clang-14 libclang-rt-14-dev
-  prometheus docker-compose
+  prometheus docker-compose ansible systemd
 )
 
 install_missing() {
