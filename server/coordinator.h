@@ -19,6 +19,7 @@
 #include "common/tls.h"
 #include "server/coordinator_state.h"
 #include "server/evaluator.h"
+#include "server/health_port.h"
 #include "server/run_results.h"
 
 namespace shefl {
@@ -28,6 +29,9 @@ struct CoordinatorOptions {
   std::vector<std::string> overrides;  // --set key=value
   std::string listen = "127.0.0.1:50051";
   std::string metrics_listen;
+  // A plaintext port serving only the gRPC health service, for probes
+  // that cannot speak TLS (Kubernetes' native gRPC probes). Empty: none.
+  std::string health_listen;
   std::string out_dir;     // overrides config out_dir
   std::string resume_dir;  // continue this run from its checkpoint
   int threads = 0;         // torch threads for evaluation; 0: all cores
@@ -50,6 +54,7 @@ class Coordinator {
   void RequestStop() { state_->stop = true; }
 
   int listening_port() const { return port_; }
+  int health_port() const { return health_port_ ? health_port_->port() : 0; }
   // For tests and tools in the same process.
   CoordinatorState& state() { return *state_; }
   const std::string& results_dir() const { return results_->dir(); }
@@ -81,6 +86,7 @@ class Coordinator {
   std::unique_ptr<RunResults> results_;
   std::unique_ptr<CoordinatorService> service_;
   std::unique_ptr<grpc::Server> server_;
+  std::unique_ptr<HealthPort> health_port_;  // --health-listen
   std::unique_ptr<MetricsServer> exposer_;
   int port_ = 0;
   int64_t first_round_ = 0;  // t of the first round this process runs

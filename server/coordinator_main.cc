@@ -26,13 +26,15 @@ constexpr const char* kUsage =
     "         [--listen HOST:PORT] [--metrics-listen HOST:PORT] [--out DIR]\n"
     "         [--resume RUN_DIR] [--threads N] [--metrics-linger-s S]\n"
     "         (--tls-cert FILE --tls-key FILE [--tls-client-ca FILE] | --insecure)\n"
-    "         [--token-file FILE]\n"
+    "         [--token-file FILE] [--health-listen HOST:PORT]\n"
     "  TLS is required unless --insecure; `shefl certs` makes the files.\n"
     "  --tls-client-ca: mutual TLS, daemons need a certificate of that CA.\n"
     "  --token-file: daemons must present this token to register.\n"
     "  --listen defaults to 127.0.0.1:50051; use 0.0.0.0:PORT to serve a lab.\n"
     "  --metrics-linger-s: after the run, keep serving /metrics S seconds so\n"
-    "                      Prometheus scrapes the final values (SIGTERM ends it)\n";
+    "                      Prometheus scrapes the final values (SIGTERM ends it)\n"
+    "  --health-listen: a plaintext port serving only the gRPC health\n"
+    "                   service (probes that cannot do TLS, e.g. Kubernetes')\n";
 
 }  // namespace
 
@@ -43,6 +45,7 @@ int main(int argc, char** argv) {
       {"--set", shefl::AppendString(&o.overrides)},
       {"--listen", shefl::SetString(&o.listen)},
       {"--metrics-listen", shefl::SetString(&o.metrics_listen)},
+      {"--health-listen", shefl::SetString(&o.health_listen)},
       {"--out", shefl::SetString(&o.out_dir)},
       {"--resume", shefl::SetString(&o.resume_dir)},
       {"--threads", shefl::SetInt("--threads", &o.threads)},

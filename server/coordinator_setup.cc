@@ -182,6 +182,12 @@ absl::Status Coordinator::StartServers(
   if (!server_ || port_ == 0)
     return absl::UnavailableError(
         absl::StrCat("--listen ", o.listen, ": cannot listen there"));
+  if (!o.health_listen.empty()) {
+    CoordinatorState* state = state_.get();
+    auto health = HealthPort::Start(o.health_listen, [state] { return !state->stop; });
+    if (!health.ok()) return health.status();
+    health_port_ = std::move(*health);
+  }
   LogLine("coordinator",
           absl::StrCat("run '", state_->config.name, "': ",
                        state_->config.model.num_models, " x ",

@@ -47,7 +47,7 @@ TEST_CASE("shefl health exits 1 when nothing answers and 2 on a usage error") {
   CHECK_THAT(flag.output, Catch::Contains("--timeout-s '-3'"));
 }
 
-TEST_CASE("shefl health checks the coordinator under mutual TLS") {
+TEST_CASE("shefl health checks the coordinator under mutual TLS and on its plaintext health port") {
   testing::TempDir dir;
   auto certs = RunProcess({BinDir() + "/shefl", "certs", "--out", dir / "pki",
                            "--hosts", "127.0.0.1,localhost", "--clients", "1"},
@@ -64,12 +64,22 @@ TEST_CASE("shefl health checks the coordinator under mutual TLS") {
   o.tls.key_file = pki + "/server.key";
   o.tls.ca_file = pki + "/ca.pem";
   o.tls.token_file = pki + "/token";
+  o.health_listen = "127.0.0.1:0";
   auto c = Coordinator::Create(o);
+  INFO(c.status());
   REQUIRE(c.ok());
   std::unique_ptr<Coordinator> coordinator = std::move(*c);
   std::thread runner([&] { (void)coordinator->Run(); });
   const std::string target =
       "127.0.0.1:" + std::to_string(coordinator->listening_port());
+  // The plaintext health port answers without any certificate (what a
+  // Kubernetes gRPC probe does), and serves nothing else.
+  const std::string health =
+      "127.0.0.1:" + std::to_string(coordinator->health_port());
+  auto probe = RunProcess({BinDir() + "/shefl", "health", health, "--insecure"}, 60);
+  auto plain_main = RunProcess({BinDir() + "/shefl", "health", target, "--insecure",
+                                "--timeout-s", "2"},
+                               60);
   auto ok = RunProcess({BinDir() + "/shefl", "health", target, "--tls-ca",
                         pki + "/ca.pem", "--tls-cert", pki + "/client-0.pem",
                         "--tls-key", pki + "/client-0.key"},
@@ -84,6 +94,10 @@ TEST_CASE("shefl health checks the coordinator under mutual TLS") {
   CHECK(ok.exit_code == 0);
   CHECK_THAT(ok.output, Catch::Contains("SERVING"));
   CHECK(refused.exit_code == 1);
+  INFO(probe.output << plain_main.output);
+  CHECK(probe.exit_code == 0);
+  CHECK_THAT(probe.output, Catch::Contains("SERVING"));
+  CHECK(plain_main.exit_code == 1);  // the main port stays TLS-only
 }
 
 }  // namespace
