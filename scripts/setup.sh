@@ -18,6 +18,11 @@ PACKAGES=(
   prometheus docker-compose ansible systemd
 )
 
+# kubectl renders deploy/k8s offline (`kubectl kustomize`): Debian's
+# kubernetes-client, unless a kubectl is already there (that package would
+# collide with it).
+command -v kubectl >/dev/null 2>&1 || PACKAGES+=(kubernetes-client)
+
 install_missing() {
   local missing=()
   for p in "${PACKAGES[@]}"; do

@@ -1,0 +1,128 @@
+// deploy/k8s rendered offline by `kubectl kustomize` (no cluster here), and
+// the rendered manifests checked against each other and against the
+// binaries: Services select the pods and name their ports, probes and
+// scrape annotations point at the ports the commands listen on, the
+// daemons dial the coordinator's Service, every flag is one the binaries
+// document, the experiment ConfigMap is a config shefl accepts, and the
+// CPU overlay drops the GPU request.
+#include <yaml-cpp/yaml.h>
+
+#include <catch2/catch.hpp>
+
+#include <regex>
+#include <set>
+
+#include "common/config.h"
+#include "tests/test_support.h"
+
+namespace shefl {
+namespace {
+
+using testing::BinDir;
+using testing::RunProcess;
+
+const std::string kK8s = std::string(SHEFL_SOURCE_DIR) + "/deploy/k8s";
+
+std::vector<YAML::Node> Render(const std::string& dir) {
+  auto r = RunProcess({"/bin/sh", "-c", "kubectl kustomize '" + dir + "' 2>&1"}, 120);
+  INFO(r.output);
+  REQUIRE(r.exit_code == 0);
+  return YAML::LoadAll(r.output);
+}
+
+YAML::Node Find(const std::vector<YAML::Node>& docs, const std::string& kind,
+                const std::string& prefix) {
+  for (const YAML::Node& d : docs)
+    if (d["kind"].as<std::string>() == kind &&
+        d["metadata"]["name"].as<std::string>().rfind(prefix, 0) == 0)
+      return d;
+  FAIL("no " << kind << " named " << prefix << "*");
+  return {};
+}
+
+// The container's command as one line, and the port of `--flag HOST:PORT`.
+std::string Command(const YAML::Node& c) {
+  std::string all;
+  for (const auto& part : c["command"]) all += part.as<std::string>() + " ";
+  return all;
+}
+int PortOf(const std::string& command, const std::string& flag) {
+  std::smatch m;
+  REQUIRE(std::regex_search(command, m, std::regex(flag + " [^ :]*:(\\d+)")));
+  return std::stoi(m[1]);
+}
+int ContainerPort(const YAML::Node& c, const std::string& name) {
+  for (const auto& p : c["ports"])
+    if (p["name"].as<std::string>() == name) return p["containerPort"].as<int>();
+  FAIL("no container port " << name);
+  return 0;
+}
+
+TEST_CASE("the rendered manifests agree with each other and with the binaries") {
+  const auto docs = Render(kK8s);
+  const YAML::Node cs = Find(docs, "StatefulSet", "shefl-coordinator");
+  const YAML::Node ds = Find(docs, "StatefulSet", "shefl-daemon");
+  const YAML::Node csvc = Find(docs, "Service", "shefl-coordinator");
+  const YAML::Node dsvc = Find(docs, "Service", "shefl-daemon");
+  for (const auto& [set, svc] : {std::pair{cs, csvc}, std::pair{ds, dsvc}}) {
+    const YAML::Node tmpl = set["spec"]["template"];
+    CHECK(set["spec"]["serviceName"].as<std::string>() ==
+          svc["metadata"]["name"].as<std::string>());
+    for (const auto& kv : svc["spec"]["selector"])
+      CHECK(tmpl["metadata"]["labels"][kv.first.as<std::string>()].as<std::string>() ==
+            kv.second.as<std::string>());
+    const YAML::Node c = tmpl["spec"]["containers"][0];
+    for (const auto& p : svc["spec"]["ports"])
+      CHECK(ContainerPort(c, p["targetPort"].as<std::string>()) > 0);
+    CHECK(tmpl["metadata"]["annotations"]["prometheus.io/port"].as<std::string>() ==
+          std::to_string(ContainerPort(c, "metrics")));
+    CHECK(PortOf(Command(c), "--metrics-listen") == ContainerPort(c, "metrics"));
+  }
+  const YAML::Node coordinator = cs["spec"]["template"]["spec"]["containers"][0];
+  const std::string ccmd = Command(coordinator);
+  CHECK(PortOf(ccmd, "--listen") == ContainerPort(coordinator, "grpc"));
+  CHECK(coordinator["livenessProbe"]["grpc"]["port"].as<int>() == PortOf(ccmd, "--health-listen"));
+  CHECK(coordinator["readinessProbe"]["grpc"]["port"].as<int>() == PortOf(ccmd, "--health-listen"));
+  const YAML::Node daemon = ds["spec"]["template"]["spec"]["containers"][0];
+  const std::string dcmd = Command(daemon);
+  CHECK_THAT(dcmd, Catch::Contains("--coordinator " + csvc["metadata"]["name"].as<std::string>() +
+                                   ":" + std::to_string(ContainerPort(coordinator, "grpc"))));
+  CHECK(daemon["resources"]["limits"]["nvidia.com/gpu"].as<int>() == 1);
+  // Every flag is documented by the binary it is passed to.
+  for (const auto& [cmd, bin] : {std::pair{ccmd, "/shefl-coordinator"},
+                                 std::pair{dcmd, "/shefl-client"}}) {
+    const std::string usage = RunProcess({BinDir() + bin, "--help"}, 60).output;
+    const std::regex flag("(--[a-z][a-z-]*[a-z])\\b");
+    int n = 0;
+    for (std::sregex_iterator it(cmd.begin(), cmd.end(), flag), end; it != end; ++it, ++n) {
+      INFO(bin << " " << (*it)[1]);
+      CHECK(usage.find((*it)[1].str()) != std::string::npos);
+    }
+    CHECK(n >= 8);
+  }
+  // The experiment is a config shefl accepts, mounted under its hashed name.
+  const YAML::Node cm = Find(docs, "ConfigMap", "shefl-experiment");
+  auto config = ParseConfig(cm["data"]["config.yaml"].as<std::string>(), "the ConfigMap");
+  INFO(config.status());
+  CHECK(config.ok());
+  bool mounted = false;
+  for (const auto& v : cs["spec"]["template"]["spec"]["volumes"])
+    mounted = mounted || (v["configMap"] && v["configMap"]["name"].as<std::string>() ==
+                                                cm["metadata"]["name"].as<std::string>());
+  CHECK(mounted);
+}
+
+TEST_CASE("the CPU overlay runs the daemons without a GPU") {
+  const auto docs = Render(kK8s + "/overlays/cpu");
+  const YAML::Node daemon =
+      Find(docs, "StatefulSet", "shefl-daemon")["spec"]["template"]["spec"]["containers"][0];
+  CHECK_FALSE(daemon["resources"]["limits"]["nvidia.com/gpu"]);
+  bool cpu = false;
+  for (const auto& e : daemon["env"])
+    cpu = cpu || (e["name"].as<std::string>() == "SHEFL_DEVICE" &&
+                  e["value"].as<std::string>() == "cpu");
+  CHECK(cpu);
+}
+
+}  // namespace
+}  // namespace shefl
