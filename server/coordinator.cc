@@ -270,6 +270,7 @@ void Coordinator::RecordEvaluation(const EvalResult& r, int64_t round) {
     rounds_to_threshold_ = round;
   state_->metrics.SetEnsembleAccuracy(r.ensemble_accuracy);
   state_->metrics.SetEnsembleLoss(r.ensemble_nll);
+  state_->metrics.SetEnsembleEce(r.ece);
   for (size_t m = 0; m < r.member_accuracy.size(); ++m)
     state_->metrics.SetModelAccuracy(m, r.member_accuracy[m]);
 }

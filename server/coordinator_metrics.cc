@@ -41,6 +41,11 @@ CoordinatorMetrics::CoordinatorMetrics()
                         .Help("Ensemble test NLL")
                         .Register(r)
                         .Add({});
+  ensemble_ece_ = &prometheus::BuildGauge()
+                       .Name("shefl_ensemble_ece")
+                       .Help("Ensemble expected calibration error (15 bins)")
+                       .Register(r)
+                       .Add({});
   model_accuracy_ = &prometheus::BuildGauge()
                          .Name("shefl_model_accuracy")
                          .Help("Test accuracy of each ensemble member")

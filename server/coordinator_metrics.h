@@ -27,6 +27,7 @@ class CoordinatorMetrics {
   void SetEnsembleAccuracy(double a) { ensemble_accuracy_->Set(a); }
   void SetModelAccuracy(int64_t model, double a);
   void SetEnsembleLoss(double l) { ensemble_loss_->Set(l); }
+  void SetEnsembleEce(double e) { ensemble_ece_->Set(e); }
   // direction: "up" | "down"; tier: "hpc" | "lpc" | "control"
   void AddBytes(const std::string& direction, const std::string& tier,
                 uint64_t bytes);
@@ -49,6 +50,7 @@ class CoordinatorMetrics {
   prometheus::Histogram* round_duration_;
   prometheus::Gauge* ensemble_accuracy_;
   prometheus::Gauge* ensemble_loss_;
+  prometheus::Gauge* ensemble_ece_ = nullptr;
   prometheus::Family<prometheus::Gauge>* model_accuracy_;
   prometheus::Family<prometheus::Counter>* bytes_;
   prometheus::Family<prometheus::Counter>* updates_;

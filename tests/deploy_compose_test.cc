@@ -23,7 +23,7 @@ TEST_CASE("docker-compose accepts the testbed with and without the gpu profile")
   auto plain = RunProcess({"/usr/bin/docker-compose", "-f", kCompose, "config"}, 120);
   INFO(plain.output);
   REQUIRE(plain.exit_code == 0);
-  for (const char* s : {"coordinator:", "daemon-0:", "daemon-1:", "prometheus:",
+  for (const char* s : {"coordinator:", "daemon-0:", "daemon-1:", "prometheus:", "grafana:",
                         "healthcheck:", "restart: on-failure", "results:"})
     CHECK_THAT(plain.output, Catch::Contains(s));
   auto gpu = RunProcess({"/usr/bin/docker-compose", "-f", kCompose, "--profile",
