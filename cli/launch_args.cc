@@ -151,6 +151,13 @@ absl::StatusOr<CommandLine> ParseReport(const std::vector<std::string>& args) {
     if (args[i] == "--help" || args[i] == "-h") {
       return CommandLine{Command::kHelp, ReportUsage(), {}, {}};
     }
+    if (args[i] == "--plots" || args[i] == "--markdown") {
+      if (i + 1 >= args.size())
+        return absl::InvalidArgumentError(absl::StrCat(args[i], " needs a value"));
+      (args[i] == "--plots" ? cl.report_plots : cl.report_markdown) = args[i + 1];
+      ++i;
+      continue;
+    }
     if (absl::StartsWith(args[i], "-")) {
       return absl::InvalidArgumentError(
           absl::StrCat("unknown flag for report: ", args[i]));
@@ -222,11 +229,16 @@ std::string RunUsage() {
 }
 
 std::string ReportUsage() {
-  return "usage: shefl report RUN_DIR...\n"
+  return "usage: shefl report RUN_DIR... [--plots DIR] [--markdown FILE]\n"
          "\n"
          "Prints one row per run folder from its summary.json and\n"
          "config.yaml: name, rounds, final and best accuracy, rounds to\n"
-         "threshold, total MB up and down.\n";
+         "threshold, total MB up and down.\n"
+         "  --plots DIR      accuracy_vs_round.png, accuracy_vs_bytes.png and\n"
+         "                   bytes_per_round.png there (gnuplot), one line per run\n"
+         "  --markdown FILE  a table per config name (runs of several seeds\n"
+         "                   pooled): final accuracy mean +- std, rounds to\n"
+         "                   threshold, total MB, and the folders read\n";
 }
 
 }  // namespace shefl

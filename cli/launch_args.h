@@ -32,6 +32,8 @@ struct CommandLine {
   std::string help_text;
   RunArgs run;
   std::vector<std::string> report_dirs;
+  std::string report_plots;     // --plots DIR: PNGs there
+  std::string report_markdown;  // --markdown FILE: the Table 1 form
 };
 
 // Parses argv without the program name. Errors are InvalidArgument with a

@@ -3,6 +3,7 @@
 
 #include <climits>
 #include <cstdlib>
+#include <fstream>
 #include <iostream>
 #include <string>
 #include <vector>
@@ -11,6 +12,7 @@
 #include "cli/health_command.h"
 #include "cli/launch_args.h"
 #include "cli/report.h"
+#include "cli/report_outputs.h"
 #include "cli/run_command.h"
 
 namespace {
@@ -28,19 +30,39 @@ std::string SiblingBinDir() {
   return slash == std::string::npos ? "." : self.substr(0, slash);
 }
 
-int Report(const std::vector<std::string>& dirs) {
+int Report(const shefl::CommandLine& cl) {
   std::vector<shefl::ReportRow> rows;
+  std::vector<std::string> read, names;
   int status = 0;
-  for (const std::string& dir : dirs) {
+  for (const std::string& dir : cl.report_dirs) {
     absl::StatusOr<shefl::ReportRow> row = shefl::ReadReportRow(dir);
     if (row.ok()) {
       rows.push_back(*row);
+      read.push_back(dir);
+      names.push_back(row->name + " (" + dir + ")");
     } else {
       std::cerr << "shefl report: " << row.status().message() << "\n";
       status = 1;
     }
   }
-  if (!rows.empty()) std::cout << shefl::FormatReportTable(rows);
+  if (rows.empty()) return status;
+  std::cout << shefl::FormatReportTable(rows);
+  if (!cl.report_plots.empty()) {
+    if (auto st = shefl::WritePlots(read, names, cl.report_plots); !st.ok()) {
+      std::cerr << "shefl report: " << st.message() << "\n";
+      return 1;
+    }
+    std::cout << "plots in " << cl.report_plots << "\n";
+  }
+  if (!cl.report_markdown.empty()) {
+    std::ofstream out(cl.report_markdown);
+    out << shefl::FormatMarkdownTable(rows, read);
+    if (!out) {
+      std::cerr << "shefl report: cannot write " << cl.report_markdown << "\n";
+      return 1;
+    }
+    std::cout << "table in " << cl.report_markdown << "\n";
+  }
   return status;
 }
 
@@ -66,7 +88,7 @@ int main(int argc, char** argv) {
     case shefl::CommandLine::Command::kRun:
       return shefl::RunExperiment(cl->run, SiblingBinDir());
     case shefl::CommandLine::Command::kReport:
-      return Report(cl->report_dirs);
+      return Report(*cl);
   }
   return 2;
 }

@@ -15,7 +15,7 @@ PACKAGES=(
   prometheus-cpp-dev catch2 libyaml-cpp-dev nlohmann-json3-dev
   libbenchmark-dev dataset-fashion-mnist iproute2
   clang-14 libclang-rt-14-dev
-  prometheus docker-compose ansible systemd
+  prometheus docker-compose ansible systemd gnuplot-nox
 )
 
 # kubectl renders deploy/k8s offline (`kubectl kustomize`): Debian's
