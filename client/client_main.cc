@@ -7,6 +7,7 @@
 #include <atomic>
 
 #include "client/daemon.h"
+#include "absl/strings/numbers.h"
 #include "common/flags.h"
 
 namespace {
@@ -28,7 +29,9 @@ constexpr const char* kUsage =
     "         [--metrics-listen HOST:PORT] [--threads N] [--max-backoff-s S]\n"
     "         [--tls-ca FILE] [--tls-cert FILE --tls-key FILE]\n"
     "         [--tls-server-name NAME] [--token-file FILE] [--insecure]\n"
-    "  RANGES: logical client ids, e.g. 0-24 or 0-4,10-14\n"
+    "  RANGES: logical client ids, e.g. 0-24 or 0-4,10-14; auto:N lets the\n"
+    "          coordinator pick N free ones (name: the host name), for\n"
+    "          scaled containers\n"
     "  --state-dir: what survives a restart (error-feedback residuals the\n"
     "               coordinator accepted); default OUT/NAME.state\n"
     "  TLS by default: --tls-ca is the CA of the coordinator's certificate\n"
@@ -47,6 +50,14 @@ int main(int argc, char** argv) {
       {"--coordinator", shefl::SetString(&o.coordinator)},
       {"--clients",
        [&o](const std::string& v) -> absl::Status {
+         if (v.rfind("auto:", 0) == 0) {
+           int n = 0;
+           if (!absl::SimpleAtoi(v.substr(5), &n) || n < 1 || n > 1000000)
+             return absl::InvalidArgumentError(
+                 "--clients '" + v + "': auto:N needs N from 1 to 1000000");
+           o.auto_clients = static_cast<uint32_t>(n);
+           return absl::OkStatus();
+         }
          auto ids = shefl::ParseClientRanges(v);
          if (!ids.ok()) return ids.status();
          o.clients = *ids;

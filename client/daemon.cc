@@ -50,8 +50,14 @@ Daemon::~Daemon() {
 absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Create(DaemonOptions o) {
   if (o.coordinator.empty())
     return absl::InvalidArgumentError("--coordinator HOST:PORT is required");
-  if (o.clients.empty())
-    return absl::InvalidArgumentError("--clients is required (e.g. 0-24)");
+  if (o.clients.empty() && o.auto_clients == 0)
+    return absl::InvalidArgumentError("--clients is required (e.g. 0-24 or auto:10)");
+  if (o.name.empty() && o.auto_clients > 0) {
+    // Scaled containers each have their own host name, and keep it across
+    // a restart: the coordinator gives the name its clients back.
+    char host[256] = {};
+    if (::gethostname(host, sizeof(host) - 1) == 0 && host[0] != '\0') o.name = host;
+  }
   if (o.name.empty()) o.name = absl::StrCat("shefl-client-", ::getpid());
   if (o.state_dir.empty()) o.state_dir = o.out_dir + "/" + o.name + ".state";
   std::error_code ec;

@@ -32,6 +32,7 @@ namespace shefl {
 struct DaemonOptions {
   std::string coordinator;        // HOST:PORT
   std::vector<int64_t> clients;   // logical client ids
+  uint32_t auto_clients = 0;      // --clients auto:N: the coordinator picks
   std::string device = "auto";
   std::string name;               // default: shefl-client-<pid>
   std::string out_dir = ".";      // <out_dir>/<name>.jsonl

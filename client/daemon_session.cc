@@ -30,6 +30,7 @@ absl::StatusOr<Daemon::SessionEnd> Daemon::Session(
   req.set_token(token_);
   req.set_device(o_.device);
   for (int64_t c : o_.clients) req.add_clients()->set_client_id(c);
+  if (o_.clients.empty()) req.set_auto_clients(o_.auto_clients);
   v1::RegisterReply reply;
   grpc::ClientContext reg_ctx;
   reg_ctx.set_deadline(std::chrono::system_clock::now() +
@@ -48,6 +49,14 @@ absl::StatusOr<Daemon::SessionEnd> Daemon::Session(
   Book(known_round_, kDaemonTraffic, kNoModel, Direction::kDown,
        Traffic::kControl, WireSize(reply));
   session_id_ = reply.session_id();
+  if (o_.clients.empty()) {
+    // auto:N: from now on these, explicitly, also after a reconnect.
+    o_.clients.assign(reply.clients().begin(), reply.clients().end());
+    if (o_.clients.empty())
+      return absl::InternalError("the coordinator assigned no clients");
+    LogLine(o_.name, absl::StrCat("the coordinator assigned clients ",
+                                  o_.clients.front(), "..", o_.clients.back()));
+  }
   LogLine(o_.name, absl::StrCat("registered with ", o_.coordinator,
                                 " for run '", reply.run_name(), "'"));
   if (!trainer_)

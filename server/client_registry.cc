@@ -68,7 +68,8 @@ absl::StatusOr<std::shared_ptr<DaemonSession>> ClientRegistry::Register(
     const v1::RegisterRequest& req, const std::string& identity) {
   if (req.daemon_name().empty())
     return absl::InvalidArgumentError("register: daemon_name is empty");
-  if (req.clients().empty())
+  const bool pick = req.clients().empty() && req.auto_clients() > 0;
+  if (req.clients().empty() && !pick)
     return absl::InvalidArgumentError(absl::StrCat(
         "register: daemon '", LogSafe(req.daemon_name()), "' hosts no clients"));
   auto s = std::make_shared<DaemonSession>();
@@ -89,6 +90,11 @@ absl::StatusOr<std::shared_ptr<DaemonSession>> ClientRegistry::Register(
         absl::StrCat("register: client id ", *dup, " listed twice"));
 
   std::lock_guard<std::mutex> lock(mu_);
+  if (pick) {  // chosen and claimed under one lock: no two daemons get an id
+    auto ids = PickLocked(s->name, identity, req.auto_clients());
+    if (!ids.ok()) return ids.status();
+    s->clients = *ids;
+  }
   if (auto st = CheckClaims(*s); !st.ok()) return st;
   do s->session_id = NewSessionId();
   while (by_session_.count(s->session_id));
@@ -103,6 +109,27 @@ absl::StatusOr<std::shared_ptr<DaemonSession>> ClientRegistry::Register(
     client_identity_.emplace(id, identity);
   }
   return s;
+}
+
+absl::StatusOr<std::vector<int64_t>> ClientRegistry::PickLocked(
+    const std::string& name, const std::string& identity, uint32_t n) const {
+  // A daemon back under its name (a restarted container) gets its clients
+  // again: its data and error-feedback residuals are theirs.
+  if (auto old = by_name_.find(name);
+      old != by_name_.end() && old->second->identity == identity)
+    return old->second->clients;
+  std::vector<int64_t> ids;
+  for (int64_t id = 0; id < num_clients_ && ids.size() < n; ++id) {
+    auto owner = client_identity_.find(id);
+    if (by_client_.count(id) == 0 &&
+        (owner == client_identity_.end() || owner->second == identity))
+      ids.push_back(id);
+  }
+  if (ids.size() < n)
+    return absl::ResourceExhaustedError(absl::StrCat(
+        "register: daemon '", LogSafe(name), "' asked for ", n,
+        " clients, only ", ids.size(), " are free"));
+  return ids;
 }
 
 absl::Status ClientRegistry::CheckClaims(const DaemonSession& s) const {

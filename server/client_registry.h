@@ -97,6 +97,12 @@ class ClientRegistry {
   std::map<int64_t, std::string> client_identity_;  // first registrant
   std::map<int64_t, uint64_t> shard_size_;
 
+  // `n` clients for an auto registration (mu_ held): the name's clients
+  // again for the same identity, else the lowest ids no session holds and
+  // no other identity owns. RESOURCE_EXHAUSTED when too few are free.
+  absl::StatusOr<std::vector<int64_t>> PickLocked(const std::string& name,
+                                                  const std::string& identity,
+                                                  uint32_t n) const;
   absl::Status CheckClaims(const DaemonSession& s) const;  // mu_ held
   // By value: callers pass a map's own entry, which Drop erases.
   void Drop(std::shared_ptr<DaemonSession> old);  // mu_ held

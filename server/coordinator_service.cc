@@ -86,6 +86,7 @@ grpc::Status CoordinatorService::Register(grpc::ServerContext* ctx,
   reply->set_run_name(s_->config.name);
   reply->set_config_yaml(s_->config_yaml);
   reply->set_current_round(round);
+  for (int64_t id : (*session)->clients) reply->add_clients(static_cast<uint32_t>(id));
   Book(round, kDaemonTraffic, kNoModel, Direction::kUp, Traffic::kControl,
        WireSize(*req));
   Book(round, kDaemonTraffic, kNoModel, Direction::kDown, Traffic::kControl,
