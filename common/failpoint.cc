@@ -32,6 +32,11 @@ const Armed& ArmedPoint() {
       spec.resize(at);
     }
     a.name = spec;
+    bool known = false;
+    for (const char* f : kFailpoints) known = known || a.name == f;
+    if (!known)  // a typo would otherwise never fire, silently
+      LogLine("failpoint", "WARNING: SHEFL_FAILPOINT names no failpoint: '" +
+                               a.name + "'");
     return a;
   }();
   return armed;

@@ -57,15 +57,7 @@ struct MtlsCoordinator {
                            "round_deadline_s: 600\n"
                            "clients:\n  min_connected: 7\n"
                            "  start_timeout_s: 0\n"));
-    CoordinatorOptions o;
-    o.config_path = dir / "c.yaml";
-    o.listen = "127.0.0.1:0";
-    o.out_dir = dir / "out";
-    o.threads = 1;
-    o.tls.cert_file = pki + "/server.pem";
-    o.tls.key_file = pki + "/server.key";
-    o.tls.ca_file = pki + "/ca.pem";
-    o.tls.token_file = pki + "/token";
+    CoordinatorOptions o = MtlsOptions(dir / "c.yaml", dir / "out", pki);
     auto c = Coordinator::Create(o);
     INFO(c.status());
     REQUIRE(c.ok());

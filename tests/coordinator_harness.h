@@ -32,6 +32,23 @@
 
 namespace shefl {
 
+// Options of an in-process coordinator on 127.0.0.1:0 with TLS, mutual
+// TLS and a token, from a PKI folder made by `shefl certs`.
+inline CoordinatorOptions MtlsOptions(const std::string& config_path,
+                                      const std::string& out_dir,
+                                      const std::string& pki) {
+  CoordinatorOptions o;
+  o.config_path = config_path;
+  o.listen = "127.0.0.1:0";
+  o.out_dir = out_dir;
+  o.threads = 1;
+  o.tls.cert_file = pki + "/server.pem";
+  o.tls.key_file = pki + "/server.key";
+  o.tls.ca_file = pki + "/ca.pem";
+  o.tls.token_file = pki + "/token";
+  return o;
+}
+
 struct HarnessOptions {
   std::string token;     // the deployment's token; empty: none asked
   int last_client = 7;   // the harness registers clients 0..last_client

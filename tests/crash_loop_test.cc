@@ -70,15 +70,6 @@ struct Daemons {
   }
 };
 
-// k from the coordinator's "resuming DIR after round k", or -1.
-int ResumedAfter(const std::string& log) {
-  const size_t at = log.find("resuming ");
-  if (at == std::string::npos) return -1;
-  const size_t k = log.find(" after round ", at);
-  if (k == std::string::npos) return -1;
-  return std::atoi(log.c_str() + k + 13);
-}
-
 std::vector<int> Accepted(const std::string& rounds_jsonl) {
   std::vector<int> out;
   for (const auto& line : ReadJsonl(rounds_jsonl))

@@ -54,16 +54,8 @@ TEST_CASE("shefl health checks the coordinator under mutual TLS and on its plain
                           60);
   REQUIRE(certs.exit_code == 0);
   testing::WriteFile(dir / "c.yaml", testing::SyntheticConfig());
-  CoordinatorOptions o;
-  o.config_path = dir / "c.yaml";
-  o.listen = "127.0.0.1:0";
-  o.out_dir = dir / "out";
-  o.threads = 1;
   const std::string pki = dir / "pki";
-  o.tls.cert_file = pki + "/server.pem";
-  o.tls.key_file = pki + "/server.key";
-  o.tls.ca_file = pki + "/ca.pem";
-  o.tls.token_file = pki + "/token";
+  CoordinatorOptions o = MtlsOptions(dir / "c.yaml", dir / "out", pki);
   o.health_listen = "127.0.0.1:0";
   auto c = Coordinator::Create(o);
   INFO(c.status());

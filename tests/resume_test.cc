@@ -34,16 +34,6 @@ std::vector<std::string> Lines(const std::string& text) {
   return out;
 }
 
-// k from the coordinator's "resuming DIR after round k", or -1.
-int ResumedAfter(const std::string& log) {
-  const std::string mark = " after round ";
-  const size_t at = log.find("resuming ");
-  if (at == std::string::npos) return -1;
-  const size_t k = log.find(mark, at);
-  if (k == std::string::npos) return -1;
-  return std::atoi(log.c_str() + k + mark.size());
-}
-
 TEST_CASE("a coordinator killed with -9 resumes to the same models") {
   TempDir dir;
   WriteFile(dir / "c.yaml", SyntheticConfig());

@@ -95,6 +95,15 @@ std::map<std::string, double> ParseMetrics(const std::string& text) {
   return out;
 }
 
+int ResumedAfter(const std::string& log) {
+  const std::string mark = " after round ";
+  const size_t at = log.find("resuming ");
+  if (at == std::string::npos) return -1;
+  const size_t k = log.find(mark, at);
+  if (k == std::string::npos) return -1;
+  return std::atoi(log.c_str() + k + mark.size());
+}
+
 int Occurrences(const std::string& text, const std::string& what) {
   int n = 0;
   for (size_t at = text.find(what); at != std::string::npos;

@@ -78,6 +78,9 @@ class CountingRelay {
 
 std::string BinDir();  // build/bin
 
+// k from a coordinator log's "resuming DIR after round k", or -1.
+int ResumedAfter(const std::string& log);
+
 // How many times `what` occurs in `text` (log lines, say).
 int Occurrences(const std::string& text, const std::string& what);
 
