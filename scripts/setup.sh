@@ -16,6 +16,8 @@ PACKAGES=(
   libbenchmark-dev dataset-fashion-mnist iproute2
   clang-14 libclang-rt-14-dev
   prometheus docker-compose ansible systemd gnuplot-nox
+  podman podman-compose runc debootstrap containernetworking-plugins
+  golang-github-containernetworking-plugin-dnsname dnsmasq-base iptables
 )
 
 # kubectl renders deploy/k8s offline (`kubectl kustomize`): Debian's
