@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "common/half.h"
+#include "common/index_codes.h"
 #include "common/varint.h"
 
 namespace shefl {
@@ -20,16 +21,56 @@ uint64_t HeaderBytes(uint64_t d, uint64_t k) {
   return kFixedHeaderBytes + VarintLength(d) + VarintLength(k);
 }
 
-// Index-section bytes of the varint-gap form. Gaps are taken modulo 2^32,
-// which is exact for valid (ascending, < 2^32) input.
-uint64_t VarintGapBytes(const std::vector<uint32_t>& indices) {
-  uint64_t bytes = 0;
+// The data-dependent index sections in one pass: the varint-gap bytes and
+// the Golomb-Rice bits with parameter b. Gaps are taken modulo 2^32, which
+// is exact for valid (ascending, < 2^32) input. Branch-free, so it
+// vectorises.
+struct GapSizes {
+  uint64_t varint_bytes = 0;
+  uint64_t rice_bits = 0;
+};
+
+GapSizes MeasureGaps(const std::vector<uint32_t>& indices, unsigned b) {
+  uint64_t varint = 0, quotients = 0;
   uint32_t next = 0;  // idx_{i-1} + 1, or 0 before the first index
   for (uint32_t idx : indices) {
-    bytes += VarintLength32(idx - next);
+    const uint32_t gap = idx - next;
+    varint += VarintLength32(gap);
+    quotients += gap >> b;
     next = idx + 1;
   }
-  return bytes;
+  const uint64_t k = indices.size();
+  return {varint, k * (b + 1) + quotients};
+}
+
+// Tie order of the formats: the first of equal sizes is taken. Elias-Fano
+// before Golomb-Rice: when they tie, its decoder has no serial dependency.
+constexpr IndexFormat kPreference[] = {
+    IndexFormat::kVarintGaps, IndexFormat::kBitmap, IndexFormat::kEliasFano,
+    IndexFormat::kGolombRice, IndexFormat::kDense};
+
+// Marks a form that does not apply (dense with k != d).
+constexpr uint64_t kNotApplicable = UINT64_MAX;
+
+// The index-section bytes of every form, by format number.
+struct IndexSizes {
+  uint64_t bytes[kNumIndexFormats];
+  uint64_t of(IndexFormat f) const { return bytes[static_cast<uint8_t>(f)]; }
+};
+
+IndexSizes MeasureIndexForms(uint64_t d, const std::vector<uint32_t>& indices) {
+  const uint64_t k = indices.size();
+  const GapSizes gaps = MeasureGaps(indices, IndexCodeParameter(d, k));
+  IndexSizes s;
+  s.bytes[static_cast<uint8_t>(IndexFormat::kVarintGaps)] = gaps.varint_bytes;
+  s.bytes[static_cast<uint8_t>(IndexFormat::kBitmap)] = BitmapBytes(d);
+  s.bytes[static_cast<uint8_t>(IndexFormat::kGolombRice)] =
+      BitsToBytes(gaps.rice_bits);
+  s.bytes[static_cast<uint8_t>(IndexFormat::kEliasFano)] =
+      BitsToBytes(EliasFanoBits(d, k));
+  s.bytes[static_cast<uint8_t>(IndexFormat::kDense)] =
+      k == d ? 0 : kNotApplicable;
+  return s;
 }
 
 // The most bytes k gap varints can take when their sum is at most d - k
@@ -51,6 +92,18 @@ uint64_t WorstCaseVarintGapBytes(uint64_t d, uint64_t k) {
     prev_threshold = threshold;
   }
   return bytes;
+}
+
+// The bound for sets of exactly k entries: each form's worst case, the
+// smallest of them (the encoder never exceeds any). Nondecreasing in k for
+// k < d (every term is; Elias-Fano's k(b+1) + ((d-k) >> b) gains at least b
+// per entry for each b); at k = d the dense form drops to no index bytes.
+uint64_t UpperBoundForExactlyK(uint64_t d, uint64_t k, ValueType type) {
+  uint64_t index_bytes = std::min({WorstCaseVarintGapBytes(d, k),
+                                   BitmapBytes(d),
+                                   BitsToBytes(EliasFanoBits(d, k))});
+  if (k == d) index_bytes = 0;  // dense
+  return HeaderBytes(d, k) + index_bytes + k * ValueTypeBytes(type);
 }
 
 absl::Status ValidateForEncoding(const SparseDelta& delta) {
@@ -113,16 +166,29 @@ uint32_t GetU32(const uint8_t* p) {
 
 uint8_t* WriteIndices(const SparseDelta& delta, IndexFormat format,
                       uint8_t* p) {
-  if (format == IndexFormat::kBitmap) {
-    const uint64_t bytes = BitmapBytes(delta.dim);
-    std::memset(p, 0, bytes);
-    for (uint32_t idx : delta.indices) p[idx >> 3] |= uint8_t(1u << (idx & 7));
-    return p + bytes;
-  }
-  uint32_t next = 0;
-  for (uint32_t idx : delta.indices) {
-    p = PutVarint(p, idx - next);
-    next = idx + 1;
+  const std::vector<uint32_t>& idx = delta.indices;
+  switch (format) {
+    case IndexFormat::kVarintGaps: {
+      uint32_t next = 0;
+      for (uint32_t i : idx) {
+        p = PutVarint(p, i - next);
+        next = i + 1;
+      }
+      return p;
+    }
+    case IndexFormat::kBitmap: {
+      const uint64_t bytes = BitmapBytes(delta.dim);
+      std::memset(p, 0, bytes);
+      for (uint32_t i : idx) p[i >> 3] |= uint8_t(1u << (i & 7));
+      return p + bytes;
+    }
+    case IndexFormat::kGolombRice:
+      return WriteGolombRice(idx.data(), idx.size(),
+                             IndexCodeParameter(delta.dim, idx.size()), p);
+    case IndexFormat::kEliasFano:
+      return WriteEliasFano(idx.data(), idx.size(), delta.dim, p);
+    case IndexFormat::kDense:
+      return p;
   }
   return p;
 }
@@ -180,6 +246,9 @@ const char* IndexFormatName(IndexFormat format) {
   switch (format) {
     case IndexFormat::kVarintGaps: return "varint";
     case IndexFormat::kBitmap: return "bitmap";
+    case IndexFormat::kGolombRice: return "golomb-rice";
+    case IndexFormat::kEliasFano: return "elias-fano";
+    case IndexFormat::kDense: return "dense";
   }
   return "unknown";
 }
@@ -191,13 +260,38 @@ uint64_t ValueTypeBytes(ValueType type) {
 EncodingPlan PlanEncoding(uint64_t d, const std::vector<uint32_t>& indices,
                           ValueType type) {
   const uint64_t k = indices.size();
+  const IndexSizes sizes = MeasureIndexForms(d, indices);
   EncodingPlan plan;
   plan.header_bytes = HeaderBytes(d, k);
-  const uint64_t varint = VarintGapBytes(indices);
-  const uint64_t bitmap = BitmapBytes(d);
-  plan.format = varint <= bitmap ? IndexFormat::kVarintGaps
-                                 : IndexFormat::kBitmap;
-  plan.index_bytes = std::min(varint, bitmap);
+  plan.index_bytes = kNotApplicable;
+  for (IndexFormat f : kPreference) {
+    if (sizes.of(f) < plan.index_bytes) {
+      plan.format = f;
+      plan.index_bytes = sizes.of(f);
+    }
+  }
+  plan.value_bytes = k * ValueTypeBytes(type);
+  return plan;
+}
+
+absl::StatusOr<EncodingPlan> PlanEncodingAs(
+    uint64_t d, const std::vector<uint32_t>& indices, ValueType type,
+    IndexFormat format) {
+  const uint8_t f = static_cast<uint8_t>(format);
+  if (f >= kNumIndexFormats) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("unknown index format %d", f));
+  }
+  const uint64_t k = indices.size();
+  const uint64_t bytes = MeasureIndexForms(d, indices).bytes[f];
+  if (bytes == kNotApplicable) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "dense index format needs k == d (k=%d, d=%d)", k, d));
+  }
+  EncodingPlan plan;
+  plan.format = format;
+  plan.header_bytes = HeaderBytes(d, k);
+  plan.index_bytes = bytes;
   plan.value_bytes = k * ValueTypeBytes(type);
   return plan;
 }
@@ -210,11 +304,13 @@ uint64_t PredictEncodedSize(uint64_t d, const std::vector<uint32_t>& indices,
 uint64_t PredictEncodedSizeUpperBound(uint64_t d, uint64_t k,
                                       ValueType type) {
   k = std::min(k, d);
-  // The encoder takes the smaller form per index set, so the worst case is
-  // the smaller of the two worst cases (the bitmap's size is fixed).
-  const uint64_t index_bytes =
-      std::min(WorstCaseVarintGapBytes(d, k), BitmapBytes(d));
-  return HeaderBytes(d, k) + index_bytes + k * ValueTypeBytes(type);
+  const uint64_t exact = UpperBoundForExactlyK(d, k, type);
+  // Sets of fewer entries are covered by nondecreasing bounds below d; at
+  // k = d the dense form may be smaller than a set of d - 1 entries.
+  if (k == d && d > 0) {
+    return std::max(exact, UpperBoundForExactlyK(d, d - 1, type));
+  }
+  return exact;
 }
 
 absl::StatusOr<uint64_t> LargestKForBudget(uint64_t d, uint64_t budget_bytes,
@@ -229,8 +325,8 @@ absl::StatusOr<uint64_t> LargestKForBudget(uint64_t d, uint64_t budget_bytes,
         "budget of %d bytes is below the %d bytes of an empty delta",
         budget_bytes, empty));
   }
-  // The bound is strictly increasing in k (each entry adds value bytes), so
-  // binary-search the last k that fits: invariant fits(lo), !fits(hi + 1).
+  // The bound is nondecreasing in k, so binary-search the last k that
+  // fits: invariant fits(lo), !fits(hi + 1).
   uint64_t lo = 0, hi = d;
   while (lo < hi) {
     const uint64_t mid = lo + (hi - lo + 1) / 2;
@@ -251,11 +347,10 @@ double EntropyFloorBits(uint64_t d, uint64_t k) {
          std::log(2.0);
 }
 
-absl::Status EncodeSparseDeltaTo(const SparseDelta& delta, ValueType type,
-                                 std::string* out) {
-  out->clear();
-  if (absl::Status s = ValidateForEncoding(delta); !s.ok()) return s;
-  const EncodingPlan plan = PlanEncoding(delta.dim, delta.indices, type);
+namespace {
+
+absl::Status EncodeWithPlan(const SparseDelta& delta, ValueType type,
+                            const EncodingPlan& plan, std::string* out) {
   out->resize(plan.total());
   uint8_t* p = reinterpret_cast<uint8_t*>(out->data());
   *p++ = kCodecMagicVersion;
@@ -270,6 +365,25 @@ absl::Status EncodeSparseDeltaTo(const SparseDelta& delta, ValueType type,
     return BadValue(delta, bad, type);
   }
   return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Status EncodeSparseDeltaTo(const SparseDelta& delta, ValueType type,
+                                 std::string* out) {
+  out->clear();
+  if (absl::Status s = ValidateForEncoding(delta); !s.ok()) return s;
+  return EncodeWithPlan(delta, type,
+                        PlanEncoding(delta.dim, delta.indices, type), out);
+}
+
+absl::Status EncodeSparseDeltaAs(const SparseDelta& delta, ValueType type,
+                                 IndexFormat format, std::string* out) {
+  out->clear();
+  if (absl::Status s = ValidateForEncoding(delta); !s.ok()) return s;
+  auto plan = PlanEncodingAs(delta.dim, delta.indices, type, format);
+  if (!plan.ok()) return plan.status();
+  return EncodeWithPlan(delta, type, *plan, out);
 }
 
 absl::StatusOr<std::string> EncodeSparseDelta(const SparseDelta& delta,
@@ -324,8 +438,11 @@ absl::Status ReadHeader(Reader* r, uint64_t expected_dim, uint64_t max_k,
   if (vt > static_cast<uint8_t>(ValueType::kBf16)) {
     return Invalid(absl::StrFormat("unknown value type %d", vt));
   }
-  if (fmt > static_cast<uint8_t>(IndexFormat::kBitmap)) {
-    return Invalid(absl::StrFormat("unknown index format %d", fmt));
+  if (fmt >= kNumIndexFormats) {
+    return Invalid(absl::StrFormat(
+        "unknown index format %d (this decoder knows 0-%d: varint, bitmap, "
+        "golomb-rice, elias-fano, dense)",
+        fmt, kNumIndexFormats - 1));
   }
   *type = static_cast<ValueType>(vt);
   *format = static_cast<IndexFormat>(fmt);
@@ -406,6 +523,50 @@ absl::Status ReadBitmap(Reader* r, uint64_t d, uint64_t k,
   return absl::OkStatus();
 }
 
+// Golomb-Rice or Elias-Fano, through common/index_codes.h.
+absl::Status ReadBitCode(Reader* r, IndexFormat format, uint64_t d,
+                         uint64_t k, std::vector<uint32_t>* out) {
+  uint64_t used = 0;
+  const absl::Status s =
+      format == IndexFormat::kGolombRice
+          ? ReadGolombRice(r->p, r->end, d, k, out, &used)
+          : ReadEliasFano(r->p, r->end, d, k, out, &used);
+  if (!s.ok()) return Invalid(std::string(s.message()));
+  r->p += used;
+  return absl::OkStatus();
+}
+
+// No index section: k = d and the indices are 0..d-1. The values must be
+// there before d indices are allocated.
+absl::Status ReadDense(const Reader& r, ValueType type, uint64_t d,
+                       uint64_t k, std::vector<uint32_t>* out) {
+  if (k != d) {
+    return Invalid(absl::StrFormat(
+        "dense index format needs k == d (k=%d, d=%d)", k, d));
+  }
+  const uint64_t need = k * ValueTypeBytes(type);
+  if (r.left() < need) {
+    return Invalid(absl::StrFormat(
+        "truncated value section (%d bytes for %d dense %s values, %d left)",
+        need, k, ValueTypeName(type), r.left()));
+  }
+  out->resize(k);
+  for (uint64_t i = 0; i < k; ++i) (*out)[i] = static_cast<uint32_t>(i);
+  return absl::OkStatus();
+}
+
+absl::Status ReadIndices(Reader* r, ValueType type, IndexFormat format,
+                         uint64_t d, uint64_t k, std::vector<uint32_t>* out) {
+  switch (format) {
+    case IndexFormat::kVarintGaps: return ReadVarintGaps(r, d, k, out);
+    case IndexFormat::kBitmap: return ReadBitmap(r, d, k, out);
+    case IndexFormat::kGolombRice:
+    case IndexFormat::kEliasFano: return ReadBitCode(r, format, d, k, out);
+    case IndexFormat::kDense: return ReadDense(*r, type, d, k, out);
+  }
+  return Invalid("unknown index format");  // ReadHeader refused it already
+}
+
 absl::Status ReadValues(Reader* r, ValueType type, SparseDelta* delta) {
   const uint64_t k = delta->indices.size();
   const uint64_t need = k * ValueTypeBytes(type);
@@ -444,15 +605,14 @@ absl::StatusOr<SparseDelta> DecodeSparseDelta(std::string_view bytes,
                                               uint64_t max_k) {
   const auto* begin = reinterpret_cast<const uint8_t*>(bytes.data());
   Reader r{begin, begin + bytes.size()};
-  ValueType type;
-  IndexFormat format;
+  ValueType type = ValueType::kFp32;
+  IndexFormat format = IndexFormat::kVarintGaps;
   uint64_t d = 0, k = 0;
   absl::Status s = ReadHeader(&r, expected_dim, max_k, &type, &format, &d, &k);
   if (!s.ok()) return s;
   SparseDelta delta;
   delta.dim = d;
-  s = format == IndexFormat::kBitmap ? ReadBitmap(&r, d, k, &delta.indices)
-                                     : ReadVarintGaps(&r, d, k, &delta.indices);
+  s = ReadIndices(&r, type, format, d, k, &delta.indices);
   if (!s.ok()) return s;
   s = ReadValues(&r, type, &delta);
   if (!s.ok()) return s;

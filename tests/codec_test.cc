@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "common/half.h"
+#include "common/index_codes.h"
 #include "common/varint.h"
 
 namespace shefl {
@@ -229,7 +230,7 @@ TEST_CASE("round trip at every density and value type, size predicted") {
   }
 }
 
-TEST_CASE("index format switches from varint to bitmap as density grows") {
+TEST_CASE("index format follows density: Golomb-Rice when sparse, dense when full") {
   const uint64_t d = 80000;
   auto format = [&](double rho) {
     const SparseDelta s = RandomDelta(d, rho, 3);
@@ -240,28 +241,48 @@ TEST_CASE("index format switches from varint to bitmap as density grows") {
     CHECK(enc.size() == plan.total());
     return plan.format;
   };
-  CHECK(format(0.001) == IndexFormat::kVarintGaps);
-  CHECK(format(0.01) == IndexFormat::kVarintGaps);
-  CHECK(format(0.1) == IndexFormat::kVarintGaps);
-  CHECK(format(0.2) == IndexFormat::kBitmap);
+  CHECK(format(0.001) == IndexFormat::kGolombRice);
+  CHECK(format(0.01) == IndexFormat::kGolombRice);
+  CHECK(format(0.1) == IndexFormat::kGolombRice);
+  CHECK(format(0.2) == IndexFormat::kGolombRice);
+  // Golomb-Rice with b = 0 is the bitmap cut after the last index: a tie
+  // once the last index is in the last byte, and ties go to the bitmap.
   CHECK(format(0.5) == IndexFormat::kBitmap);
-  CHECK(format(1.0) == IndexFormat::kBitmap);
-  // Tie: 8 indices at 0..7 of d = 64 take 8 varint bytes or 8 bitmap bytes.
+  CHECK(format(1.0) == IndexFormat::kDense);
+  // Clustered indices: one byte a gap beats b + 1 bits a gap.
+  std::vector<uint32_t> run(100);
+  for (uint32_t i = 0; i < 100; ++i) run[i] = 5000 + i;
+  CHECK(PlanEncoding(d, run, ValueType::kFp32).format ==
+        IndexFormat::kVarintGaps);
+  // Tie: 8 indices at 0..7 of d = 64 take 8 varint bytes or 8 bitmap
+  // bytes; varint goes first (Golomb-Rice takes 3 here).
   SparseDelta tie{64, {0, 1, 2, 3, 4, 5, 6, 7}, std::vector<float>(8, 1.0f)};
+  CHECK(PlanEncodingAs(64, tie.indices, ValueType::kFp32,
+                       IndexFormat::kVarintGaps)->index_bytes == 8);
+  CHECK(PlanEncodingAs(64, tie.indices, ValueType::kFp32, IndexFormat::kBitmap)
+            ->index_bytes == 8);
   CHECK(PlanEncoding(64, tie.indices, ValueType::kFp32).format ==
+        IndexFormat::kGolombRice);
+  CHECK(PlanEncoding(64, {}, ValueType::kFp32).format ==
         IndexFormat::kVarintGaps);
 }
 
-TEST_CASE("byte layout of a small delta") {
+TEST_CASE("byte layout of a small delta in varint gaps") {
   SparseDelta s{300, {2, 3, 200}, {1.0f, -2.5f, 0.5f}};
-  const std::string enc = MustEncode(s, ValueType::kFp16);
+  std::string enc;
+  REQUIRE(EncodeSparseDeltaAs(s, ValueType::kFp16, IndexFormat::kVarintGaps,
+                              &enc).ok());
   const std::string want =
       Bytes({0xd1, 1, 0,          // magic/version, fp16, varint gaps
              0xac, 0x02, 3,       // d = 300, k = 3
              2, 0, 0xc4, 0x01,    // gaps: 2, 3-2-1, 200-3-1 = 196 (2 bytes)
              0x00, 0x3c, 0x00, 0xc1, 0x00, 0x38});  // 1.0, -2.5, 0.5
   CHECK(enc == want);
-  CHECK(enc.size() == PredictEncodedSize(300, s.indices, ValueType::kFp16));
+  CHECK(enc.size() == PlanEncodingAs(300, s.indices, ValueType::kFp16,
+                                     IndexFormat::kVarintGaps)->total());
+  auto dec = DecodeSparseDelta(enc, 300, 3);
+  REQUIRE(dec.ok());
+  CHECK(dec->indices == s.indices);
 }
 
 TEST_CASE("edge cases: empty, full, largest index") {
@@ -388,6 +409,53 @@ TEST_CASE("decoder survives every truncation and single-byte corruption") {
   }
 }
 
+namespace {
+
+std::vector<uint32_t> FromGaps(const std::vector<uint64_t>& gaps) {
+  std::vector<uint32_t> idx;
+  uint64_t next = 0;
+  for (uint64_t g : gaps) {
+    idx.push_back(static_cast<uint32_t>(next + g));
+    next = idx.back() + 1;
+  }
+  return idx;
+}
+
+// The largest encoding among sets built to be long in every form at once:
+// one gap of d - k (Golomb-Rice's worst case), or gaps that are multiples
+// of 2^b (Golomb-Rice's worst case again) and reach the varint thresholds.
+uint64_t LargestAdversarial(uint64_t d, uint64_t k) {
+  const unsigned b = IndexCodeParameter(d, k);
+  uint64_t best = 0;
+  auto consider = [&](std::vector<uint64_t> gaps) {
+    best = std::max(best, PredictEncodedSize(d, FromGaps(gaps),
+                                             ValueType::kFp32));
+  };
+  std::vector<uint64_t> gaps(k, 0);
+  gaps[k - 1] = d - k;
+  consider(gaps);
+  for (uint64_t m = 1; m <= (1u << 14); m *= 2) {
+    const uint64_t step = m << b;
+    if ((k - 1) * step > d - k) break;
+    std::vector<uint64_t> g(k, step);
+    g[k - 1] = d - k - (k - 1) * step;
+    consider(g);
+  }
+  for (uint64_t threshold : {128ull, 16384ull}) {
+    const uint64_t step = ((threshold + (1ull << b) - 1) >> b) << b;
+    for (uint64_t n : {k / 2, k - 1, k}) {
+      if (n * step > d - k) continue;
+      std::vector<uint64_t> g(k, 0);
+      for (uint64_t i = 0; i < n; ++i) g[i] = step;
+      g[k - 1] += d - k - n * step;
+      consider(g);
+    }
+  }
+  return best;
+}
+
+}  // namespace
+
 TEST_CASE("worst-case size bound is tight and exceeded by no index set") {
   // Exhaustive over how many gaps reach 2 and 3 bytes (exact while
   // d < 2^21): the most bytes k gaps summing to <= d - k can take.
@@ -401,32 +469,34 @@ TEST_CASE("worst-case size bound is tight and exceeded by no index set") {
     return k == 0 ? 0 : best;
   };
   std::mt19937_64 rng(2);
-  for (int trial = 0; trial < 300; ++trial) {
+  for (int trial = 0; trial < 600; ++trial) {
     const uint64_t d = 1 + rng() % 200000;
     const uint64_t k = trial % 3 == 0 ? rng() % (d + 1) : rng() % 60;
-    if (k > d) continue;
+    if (k >= d) continue;  // k = d: the dense form, below
     const uint64_t header = 3 + VarintLength(d) + VarintLength(k);
-    const uint64_t want = header + std::min(brute(d, k), (d + 7) / 8) + 4 * k;
+    // Each form's worst case; bitmap and Elias-Fano have a fixed size.
+    const uint64_t elias_fano = (EliasFanoBits(d, k) + 7) / 8;
+    const uint64_t want =
+        header + std::min({brute(d, k), (d + 7) / 8, elias_fano}) + 4 * k;
     INFO("d=" << d << " k=" << k);
-    CHECK(PredictEncodedSizeUpperBound(d, k, ValueType::kFp32) == want);
+    const uint64_t bound = PredictEncodedSizeUpperBound(d, k, ValueType::kFp32);
+    CHECK(bound == want);
+    // Tight: some set reaches it.
+    if (k > 0) CHECK(LargestAdversarial(d, k) == bound);
   }
-  // An adversarial set (gaps of 16384, then 128, then 0) attains it.
-  const uint64_t d = 50000, k = 40;
-  std::vector<uint32_t> idx;
-  uint64_t next = 0;
-  for (uint64_t i = 0; i < k; ++i) {
-    const uint64_t gap = i < 2 ? 16384 : (i < 2 + 40 ? 128 : 0);
-    idx.push_back(static_cast<uint32_t>(next + gap));
-    next = idx.back() + 1;
-  }
-  REQUIRE(idx.back() < d);
-  CHECK(PredictEncodedSize(d, idx, ValueType::kFp16) ==
-        PredictEncodedSizeUpperBound(d, k, ValueType::kFp16));
   // Random sets never exceed it.
   for (double rho : {0.0001, 0.001, 0.05, 0.3}) {
     const SparseDelta s = RandomDelta(200000, rho, 77);
     CHECK(PredictEncodedSize(200000, s.indices, ValueType::kBf16) <=
           PredictEncodedSizeUpperBound(200000, s.nnz(), ValueType::kBf16));
+  }
+  // k = d: the dense delta has no index section, but the bound still
+  // covers every smaller set (it is nondecreasing in k).
+  for (uint64_t d : {1ull, 5ull, 100ull, 100003ull}) {
+    const SparseDelta full = RandomDelta(d, 1.0, 1);
+    const uint64_t bound = PredictEncodedSizeUpperBound(d, d, ValueType::kFp16);
+    CHECK(MustEncode(full, ValueType::kFp16).size() <= bound);
+    CHECK(PredictEncodedSizeUpperBound(d, d - 1, ValueType::kFp16) <= bound);
   }
 }
 
@@ -462,7 +532,8 @@ TEST_CASE("entropy floor, and the encoding stays near it") {
   CHECK(EntropyFloorBits(52, 5) == Approx(std::log2(2598960.0)));
   CHECK(EntropyFloorBits(1000, 0) == 0.0);
   CHECK(EntropyFloorBits(1000, 1000) == 0.0);
-  // DESIGN.md section 4: within 10% of floor + value bits at rho 0.1, 0.02.
+  // DESIGN.md section 4: within 10% of floor + value bits at rho 0.1, 0.02
+  // (index bits alone within 5%: index_codes_test).
   for (double rho : {0.1, 0.02}) {
     const uint64_t d = 582026;
     const SparseDelta s = RandomDelta(d, rho, 1);
