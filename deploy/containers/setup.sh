@@ -4,7 +4,7 @@
 #   1. Debian's podman, podman-compose, runc, debootstrap, CNI plugins with
 #      dnsname and dnsmasq (service names between containers).
 #   2. /etc/containers/containers.conf from deploy/containers/containers.conf
-#      (runc, ulimits under the hard limits, CNI, 198.19.0.0/16 subnets).
+#      (runc, ulimits under the hard limits, CNI, subnets in 198.19.0.0/16).
 #   3. The Debian base image (no registry is reachable): debootstrap from the
 #      machine's own apt mirror, piped into `podman import`.
 #   4. Prometheus from Debian's package, and the Grafana stand-in that prints
@@ -46,12 +46,27 @@ install_packages() {
 write_conf() {
   local conf=/etc/containers/containers.conf
   cmp -s "$HERE/containers.conf" "$conf" && return 0
-  if [ -e "$conf" ] && [ ! -e "$conf.before-shefl" ]; then
+  if [ -e "$conf" ] && [ ! -e "$conf.before-shefl" ] \
+     && ! grep -q "deploy/containers/setup.sh" "$conf"; then
     cp -a "$conf" "$conf.before-shefl"
     say "kept the former $conf as $conf.before-shefl"
   fi
   install -m 0644 "$HERE/containers.conf" "$conf"
   say "wrote $conf"
+}
+
+# Debian's podman ships the default network `podman` (used by `podman
+# build`'s RUN steps) as a CNI file on 10.88.0.0/16, which containers.conf's
+# default_subnet does not change: move it to 198.19.0.0/24.
+default_network() {
+  local f=/etc/cni/net.d/87-podman-bridge.conflist
+  [ -f "$f" ] && grep -q '10\.88\.' "$f" || return 0
+  [ -z "$(podman ps -q --filter network=podman)" ] \
+    || { say "containers run on network podman (10.88.0.0/16); left as it is"; return 0; }
+  sed -i 's|10\.88\.0\.0/16|198.19.0.0/24|; s|10\.88\.0\.1|198.19.0.1|' "$f"
+  # The bridge keeps its old address until it is made again.
+  ip link del cni-podman0 2>/dev/null || true
+  say "default network podman: 198.19.0.0/24 in $f (was 10.88.0.0/16)"
 }
 
 # The first URI of the machine's apt sources whose path ends in /$1
@@ -136,6 +151,7 @@ ENV
 
 install_packages
 write_conf
+default_network
 base_image
 build_if_missing "$PROMETHEUS_IMAGE" Dockerfile.prometheus
 build_if_missing "$GRAFANA_IMAGE" Dockerfile.grafana-skipped
