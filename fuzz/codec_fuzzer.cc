@@ -4,12 +4,15 @@
 // input names (any other is refused before the body is read).
 //
 // Beyond "no crash, no sanitizer report", whatever the decoder accepts must
-// be a valid SparseDelta, re-encode to the same bytes when it used the form
-// the encoder picks, decode back to itself, and fit the budget bound the
-// coordinator checks before it reads an upload.
+// be a valid SparseDelta, re-encode to the same bytes in the same index
+// form (each of the five forms is canonical) and to a plan no larger when
+// the encoder picks, decode back to itself, and, in the form the encoder
+// picks, fit the budget bound the coordinator checks before it reads an
+// upload.
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
+#include <string>
 #include <string_view>
 
 #include "common/codec.h"
@@ -46,6 +49,11 @@ void CheckRoundTrip(std::string_view input, const SparseDelta& delta) {
   const auto type = static_cast<ValueType>(input[1]);
   const auto format = static_cast<IndexFormat>(input[2]);
   const EncodingPlan plan = PlanEncoding(delta.dim, delta.indices, type);
+  // The same form reproduces the input byte for byte, whichever it is.
+  std::string same;
+  FUZZ_CHECK(EncodeSparseDeltaAs(delta, type, format, &same).ok());
+  FUZZ_CHECK(same == input);
+  FUZZ_CHECK(plan.total() <= input.size());  // the pick is the smallest
   auto again = EncodeSparseDelta(delta, type);
   FUZZ_CHECK(again.ok());  // decoded values are finite and fit the type
   FUZZ_CHECK(again->size() == plan.total());

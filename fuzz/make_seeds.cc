@@ -1,6 +1,7 @@
 // Writes the seeds that are encoder output rather than text: sparse deltas
-// for the codec target (each value type, both index forms, the empty
-// delta) and framed upload streams for the upload target (valid ones cut
+// for the codec target (each value type, the form the encoder picks for
+// several densities, each of the five index forms forced, the empty and
+// the full delta) and framed upload streams for the upload target (valid ones cut
 // in one and several chunks, and each way a stream can be refused).
 // Usage: make_seeds CORPUS_DIR   (writes CORPUS_DIR/codec, CORPUS_DIR/upload)
 #include <cstdio>
@@ -30,11 +31,13 @@ void Write(const std::string& path, const std::string& bytes) {
 
 bool WriteCodecSeeds(const std::string& dir) {
   const std::pair<const char*, SparseDelta> seeds[] = {
-      {"sparse", Delta(1000, 97, 3)},    // varint gaps, 2-byte gaps
-      {"dense", Delta(64, 2, 0)},        // bitmap
-      {"adjacent", Delta(40, 1, 30)},    // a run of 0x00 gaps
-      {"empty", Delta(300, 1, 300)},     // k = 0
-      {"wide", Delta(70000, 20000, 1)},  // 3-byte varints in the header
+      {"sparse", Delta(1000, 97, 3)},    // varint gaps, 1 byte each
+      {"rice", Delta(5000, 10, 4)},      // Golomb-Rice, b = 3
+      {"dense", Delta(64, 2, 0)},        // density 0.5: bitmap
+      {"adjacent", Delta(40, 1, 30)},    // bitmap (a run of adjacent ones)
+      {"empty", Delta(300, 1, 300)},     // k = 0: varint gaps, no bytes
+      {"wide", Delta(70000, 20000, 1)},  // 3-byte d; Elias-Fano (a tie)
+      {"full", Delta(50, 1, 0)},         // k = d: dense, values only
   };
   for (const auto& [name, delta] : seeds) {
     for (auto type : {ValueType::kFp32, ValueType::kFp16, ValueType::kBf16}) {
@@ -42,6 +45,20 @@ bool WriteCodecSeeds(const std::string& dir) {
       if (!bytes.ok()) return false;
       Write(dir + "/" + name + "-" + ValueTypeName(type), *bytes);
     }
+  }
+  // Every form of one set (and of a full one for dense), fp16, whether or
+  // not the encoder would pick it: the decoder accepts each.
+  const SparseDelta some = Delta(500, 7, 2);
+  const SparseDelta all = Delta(24, 1, 0);
+  for (auto format :
+       {IndexFormat::kVarintGaps, IndexFormat::kBitmap,
+        IndexFormat::kGolombRice, IndexFormat::kEliasFano,
+        IndexFormat::kDense}) {
+    std::string bytes;
+    const SparseDelta& delta = format == IndexFormat::kDense ? all : some;
+    if (!EncodeSparseDeltaAs(delta, ValueType::kFp16, format, &bytes).ok())
+      return false;
+    Write(dir + "/as-" + IndexFormatName(format), bytes);
   }
   return true;
 }
