@@ -274,6 +274,10 @@ absl::Status ApplyOverride(const std::string& kv,
 
 bool MethodHasTiers(const std::string& method) { return method == "shefl"; }
 
+double DefaultDensity(const std::string& method) {
+  return method == "shefl" ? 0.1 : 1.0;
+}
+
 double ResourceRatio(const ExperimentConfig& c) {
   return c.compression.resource_ratio > 0
              ? c.compression.resource_ratio
@@ -314,6 +318,21 @@ absl::Status Resolve(const std::string& source, const Origins& seen,
                       {"method"});
   }
   if (c.method == "fedprox" && unset("train.prox_mu")) c.train.prox_mu = 0.01;
+  // The papers' baselines upload dense deltas; top-k is theirs only when
+  // asked for (section 2, "Baselines in the same runtime").
+  if (unset("compression.density"))
+    c.compression.density = DefaultDensity(c.method);
+  // A byte budget decides k by itself. The method's default density may
+  // stand beside it (the resolved config writes both and must load again);
+  // any other density contradicts it.
+  if (c.compression.budget_bytes > 0 &&
+      c.compression.density != DefaultDensity(c.method))
+    return KeyError("compression.budget_bytes",
+                    absl::StrCat("a byte budget decides k, but "
+                                 "compression.density is also set (",
+                                 c.compression.density,
+                                 "); give one or the other"),
+                    {"compression.density"});
   if (!MethodHasTiers(c.method)) {
     if (unset("aggregation.rule")) c.aggregation.rule = "uniform";
     if (c.aggregation.rule != "uniform")
@@ -353,6 +372,10 @@ absl::Status Resolve(const std::string& source, const Origins& seen,
                     absl::StrCat(cl.min_connected, " but only ",
                                  cl.num_clients, " clients"),
                     {"clients.num_clients"});
+  if (c.train.hpc_local_epochs > 0 && cl.num_hpc == 0)
+    return KeyError("train.hpc_local_epochs",
+                    "clients.num_hpc is 0: no client is an HPC",
+                    {"clients.num_hpc"});
   if (c.train.local_steps == 0 && c.train.local_epochs == 0)
     return KeyError("train.local_epochs",
                     "0 epochs and 0 steps: nothing would be trained",

@@ -48,24 +48,47 @@ struct TrainConfig {
   double weight_decay = 1e-3;
   int64_t local_epochs = 1;
   int64_t local_steps = 0;       // > 0: train this many steps instead of epochs
-  int64_t hpc_local_epochs = 0;  // > 0: HPCs train this many epochs instead
+  // > 0: HPCs (client ids below clients.num_hpc) train this many epochs
+  // instead, under every method: SHEFL's HPCs, and the HPCs of Figure 7's
+  // "restricted Fed-ensemble" and "all-HPC FedAvg" (000), whose clients
+  // keep the method's assignment and aggregation.
+  int64_t hpc_local_epochs = 0;
   int64_t batch_size = 16;
   double lr_decay = 0.99;        // lr *= lr_decay every lr_decay_every rounds
   int64_t lr_decay_every = 10;
   double prox_mu = 0.0;          // FedProx: + mu/2 * ||w - w_global||^2
 };
 
+// The top-k budget of every (client, model) pair (DESIGN.md section 2).
+// SHEFL: an LPC sends k_l = ceil(rho * d) of its one model; an HPC spreads
+// r LPC budgets over its M models, k_h = ceil((r / M) * rho * d). The
+// baselines (fedensemble, fedavg, fedprox) send k = ceil(rho * d) for
+// every client, and their preset is rho = 1: dense, as in their papers
+// (k = d, which the codec sends without an index stream); setting
+// `density` (or `budget_bytes`) makes top-k an explicit option for them.
 struct CompressionConfig {
-  double density = 0.1;          // rho: LPC k_l = ceil(rho * d)
-  double resource_ratio = 0.0;   // r (HPC:LPC); 0 means r = M
+  // rho. Unset: 0.1 for shefl, 1 (dense) for the baselines.
+  double density = 0.1;
+  double resource_ratio = 0.0;   // r (HPC:LPC), SHEFL only; 0 means r = M
   std::string value_type = "fp32";  // fp32 | fp16 | bf16
   bool error_feedback = false;
-  int64_t budget_bytes = 0;      // > 0: per-client byte budget instead of rho
+  // > 0: k from bytes instead of rho. B is what one LPC may upload per
+  // round (the encoded delta of its one model, common/codec.h); a SHEFL
+  // HPC has r * B, split evenly over its M models; a baseline client has
+  // B for its one model. k is the largest k whose worst-case encoding fits
+  // (LargestKForBudget): k_l = K(B), k_h = K(floor(r * B / M)). Refused
+  // with a density other than the method's default (say one or the
+  // other), and at start when the budget cannot carry k = 1.
+  int64_t budget_bytes = 0;
 };
 
 struct ClientsConfig {
   int64_t num_clients = 100;     // N
-  int64_t num_hpc = 50;          // of N; the rest are LPCs
+  // Tiers come from the client id under every method: ids [0, num_hpc) are
+  // HPCs, the rest LPCs. SHEFL samples, assigns and aggregates by tier; for
+  // the baselines a tier sets only the local epochs (train.hpc_local_epochs)
+  // and the bytes_up_by_tier books, and 0 makes every client an LPC.
+  int64_t num_hpc = 50;
   int64_t per_round_hpc = 5;     // C_h
   int64_t per_round_lpc = 5;     // C_l
   std::string sampling = "clustered";  // clustered | uniform
@@ -78,7 +101,10 @@ struct ClientsConfig {
 };
 
 struct ScheduleConfig {
-  std::string assignment = "auto";  // auto | latin | shuffle
+  // auto | latin | shuffle. auto: for shefl latin when the LPC rows
+  // (C_l) are a multiple of M, else shuffle; for the baselines always
+  // shuffle (Fed-ensemble's Algorithm 1 draws independent row shuffles).
+  std::string assignment = "auto";
 };
 
 struct AggregationConfig {
@@ -123,7 +149,8 @@ absl::StatusOr<ExperimentConfig> ParseConfig(const std::string& yaml_text,
 // Parses YAML text, then applies "dotted.key=value" overrides in order
 // (values are YAML scalars: `--set rounds=3`, `--set data.dataset=mnist`).
 // Method presets fill keys the file and overrides left unset (section 2:
-// fedavg has one model, fedprox mu = 0.01, baselines aggregate uniformly).
+// fedavg has one model, fedprox mu = 0.01, baselines aggregate uniformly
+// and upload dense deltas).
 absl::StatusOr<ExperimentConfig> ParseConfigWithOverrides(
     const std::string& yaml_text, const std::string& source,
     const std::vector<std::string>& overrides);
@@ -138,9 +165,14 @@ std::vector<std::string> ConfigKeys();
 // Effective HPC:LPC resource ratio r (resource_ratio, or M when unset).
 double ResourceRatio(const ExperimentConfig& config);
 
-// True when the method gives clients tiers (SHEFL); the baselines treat
-// every client alike.
+// True when the method samples, assigns and aggregates by tier (SHEFL:
+// HPCs train all M models); the baselines give every client one model and
+// a plain mean, whatever its tier (clients.num_hpc).
 bool MethodHasTiers(const std::string& method);
+
+// The density a method uses when compression.density is unset: 0.1 for
+// shefl, 1 (dense) for the baselines.
+double DefaultDensity(const std::string& method);
 
 // The resolved config, every key written, as YAML (results/config.yaml).
 std::string ConfigToYaml(const ExperimentConfig& config);

@@ -6,14 +6,15 @@
 #include <set>
 
 #include "absl/strings/str_cat.h"
+#include "common/codec.h"
 #include "common/rng.h"
 
 namespace shefl {
 
 const char* TierName(Tier t) { return t == Tier::kHpc ? "hpc" : "lpc"; }
 
-Tier ClientTier(const ClientsConfig& clients, bool tiered, int64_t id) {
-  return tiered && id < clients.num_hpc ? Tier::kHpc : Tier::kLpc;
+Tier ClientTier(const ClientsConfig& clients, int64_t id) {
+  return id < clients.num_hpc ? Tier::kHpc : Tier::kLpc;
 }
 
 namespace {
@@ -126,11 +127,14 @@ std::vector<CohortMember> SampleCohort(const ClientsConfig& cl,
 }
 
 absl::StatusOr<PermutationForm> ResolvePermutationForm(
-    const std::string& assignment, int64_t rows, int64_t M) {
+    const std::string& assignment, const std::string& method, int64_t rows,
+    int64_t M) {
   if (assignment == "latin") return PermutationForm::kLatin;
   if (assignment == "shuffle") return PermutationForm::kShuffle;
-  if (assignment == "auto")
+  if (assignment == "auto") {
+    if (method != "shefl") return PermutationForm::kShuffle;
     return rows % M == 0 ? PermutationForm::kLatin : PermutationForm::kShuffle;
+  }
   return absl::InvalidArgumentError(absl::StrCat(
       "schedule.assignment: '", assignment, "' is not auto, latin or shuffle"));
 }
@@ -185,6 +189,42 @@ int64_t KForHpc(int64_t d, double rho, double r, int64_t M) {
   return TolerantCeil(ratio * static_cast<long double>(rho) * d, d);
 }
 
+absl::StatusOr<BudgetKs> KsForBudget(const ExperimentConfig& config,
+                                     int64_t d) {
+  const CompressionConfig& k = config.compression;
+  auto type = ParseValueType(k.value_type);
+  if (!type.ok()) return type.status();
+  const int64_t M = std::max<int64_t>(config.model.num_models, 1);
+  const uint64_t lpc_bytes = static_cast<uint64_t>(k.budget_bytes);
+  // A shefl HPC has r LPC budgets for its M models; a baseline client of
+  // either tier trains one model on one budget.
+  const uint64_t hpc_bytes =
+      MethodHasTiers(config.method)
+          ? static_cast<uint64_t>(std::floor(
+                static_cast<long double>(ResourceRatio(config)) *
+                lpc_bytes / M))
+          : lpc_bytes;
+  auto fit = [&](uint64_t bytes,
+                 const std::string& what) -> absl::StatusOr<int64_t> {
+    auto got = LargestKForBudget(static_cast<uint64_t>(d), bytes, *type);
+    if (got.ok() && *got >= 1) return static_cast<int64_t>(*got);
+    return absl::InvalidArgumentError(absl::StrCat(
+        "key 'compression.budget_bytes': ", what, " cannot carry one ",
+        k.value_type, " value of a model of ", d, " parameters (k = 1 needs ",
+        PredictEncodedSizeUpperBound(d, 1, *type), " bytes)"));
+  };
+  BudgetKs out;
+  auto lpc = fit(lpc_bytes, absl::StrCat(lpc_bytes, " bytes"));
+  if (!lpc.ok()) return lpc.status();
+  out.k_lpc = *lpc;
+  auto hpc = fit(hpc_bytes,
+                 absl::StrCat("an HPC's share of r * ", lpc_bytes, " bytes over ",
+                              M, " models, ", hpc_bytes, " bytes a model,"));
+  if (!hpc.ok()) return hpc.status();
+  out.k_hpc = *hpc;
+  return out;
+}
+
 absl::StatusOr<Scheduler> Scheduler::Create(const ExperimentConfig& config,
                                             int64_t model_dim) {
   if (model_dim <= 0)
@@ -199,12 +239,22 @@ absl::StatusOr<Scheduler> Scheduler::Create(const ExperimentConfig& config,
       s.tiered_ ? config.clients.per_round_lpc
                 : config.clients.per_round_hpc + config.clients.per_round_lpc;
   auto form = ResolvePermutationForm(config.schedule.assignment,
+                                     config.method,
                                      std::max<int64_t>(lpc_rows, 1), M);
   if (!form.ok()) return form.status();
   s.form_ = *form;
+  if (config.compression.budget_bytes > 0) {
+    auto ks = KsForBudget(config, model_dim);
+    if (!ks.ok()) return ks.status();
+    s.k_lpc_ = ks->k_lpc;
+    s.k_hpc_ = ks->k_hpc;
+    return s;
+  }
   const double rho = config.compression.density;
   s.k_lpc_ = std::max<int64_t>(1, KForDensity(model_dim, rho));
-  s.k_hpc_ = std::max<int64_t>(1, KForHpc(model_dim, rho, ResourceRatio(config), M));
+  s.k_hpc_ = s.tiered_ ? std::max<int64_t>(1, KForHpc(model_dim, rho,
+                                                      ResourceRatio(config), M))
+                       : s.k_lpc_;
   return s;
 }
 
@@ -230,12 +280,15 @@ RoundPlan Scheduler::Plan(int64_t round, const Availability& available) const {
   for (const CohortMember& m :
        SampleCohort(config_.clients, clusters_, tiered_, config_.seed, round,
                     available)) {
-    ClientTask task{m.client_id, m.tier, {}, {}};
+    // shefl trains a client as the tier it was sampled as; a baseline's
+    // clients all train one model, their tier setting only their epochs.
+    const Tier tier = tiered_ ? m.tier : ClientTier(config_.clients, m.client_id);
+    ClientTask task{m.client_id, tier, {}, {}};
     if (!m.extra) ++plan.needed;
+    (tier == Tier::kHpc ? plan.num_hpc : plan.num_lpc)++;
     if (m.tier == Tier::kHpc) {
       for (int64_t j = 0; j < M; ++j) task.models.push_back(j);
       task.k.assign(M, k_hpc_);
-      ++plan.num_hpc;
     } else {
       int64_t model;
       if (m.cluster >= 0) {
@@ -247,7 +300,6 @@ RoundPlan Scheduler::Plan(int64_t round, const Availability& available) const {
       }
       task.models.push_back(model);
       task.k.push_back(k_lpc_);
-      ++plan.num_lpc;
     }
     plan.tasks.push_back(std::move(task));
   }

@@ -20,14 +20,22 @@ enum class Tier { kHpc, kLpc };
 
 const char* TierName(Tier t);  // "hpc" | "lpc"
 
-// Client ids [0, num_hpc) are HPCs, the rest LPCs (when the method has
-// tiers; otherwise every client is treated as an LPC).
-Tier ClientTier(const ClientsConfig& clients, bool tiered, int64_t client_id);
+// A client's tier, under every method: ids [0, num_hpc) are HPCs, the rest
+// LPCs. Whether the tier also decides sampling, assignment and aggregation
+// is the method's (MethodHasTiers); it always decides the local epochs
+// (train.hpc_local_epochs) and the tier the bytes are booked under.
+Tier ClientTier(const ClientsConfig& clients, int64_t client_id);
+// Transitional, for callers not yet moved to the form above: the tier no
+// longer depends on the method, so `tiered` is ignored.
+inline Tier ClientTier(const ClientsConfig& clients, bool /*tiered*/,
+                       int64_t client_id) {
+  return ClientTier(clients, client_id);
+}
 
 // Clusters drawn once from the seed: the HPCs shuffled and cut into C_h
-// near-equal clusters, the LPCs likewise into C_l. Without tiers all N
-// clients form C = C_h + C_l clusters. Cluster c's members are
-// members[c], ascending.
+// near-equal clusters, the LPCs likewise into C_l. Without tiers (a method
+// that does not sample by tier) all N clients form C = C_h + C_l clusters,
+// tagged kLpc. Cluster c's members are members[c], ascending.
 struct Clusters {
   std::vector<std::vector<int64_t>> members;
   std::vector<Tier> tier;  // per cluster
@@ -68,9 +76,12 @@ struct PermutationMatrix {
 
 enum class PermutationForm { kShuffle, kLatin };
 
-// `auto` picks latin when C_l mod M == 0, else shuffle.
+// `auto` for shefl picks latin when C_l mod M == 0, else shuffle; for every
+// other method (Fed-ensemble's Algorithm 1: independent row shuffles) it
+// picks shuffle. `latin` and `shuffle` are taken as given.
 absl::StatusOr<PermutationForm> ResolvePermutationForm(
-    const std::string& assignment, int64_t num_lpc_clusters, int64_t M);
+    const std::string& assignment, const std::string& method,
+    int64_t num_lpc_clusters, int64_t M);
 
 // shuffle: every row an independent shuffle of [0, M). latin: every row a
 // cyclic shift of one random permutation; the shifts (offset + c) mod M
@@ -82,6 +93,9 @@ PermutationMatrix MakePermutation(PermutationForm form, int64_t rows,
 // One client's work in a round.
 struct ClientTask {
   int64_t client_id;
+  // The tier it trains as: its local epochs and, for shefl, its
+  // aggregation group. shefl: the tier it was sampled as (an
+  // over-selection extra trains as an LPC); the baselines: ClientTier.
   Tier tier;
   std::vector<int64_t> models;  // ascending
   std::vector<int64_t> k;       // top-k budget per entry of `models`
@@ -91,7 +105,7 @@ struct ClientTask {
 struct RoundPlan {
   int64_t round = 0;
   std::vector<ClientTask> tasks;  // ascending client id
-  int64_t num_hpc = 0;            // C_h actually sampled
+  int64_t num_hpc = 0;            // tasks with tier kHpc (C_h for shefl)
   int64_t num_lpc = 0;
   // With over-selection: how many clients' updates close the round (C, the
   // cohort without its extras); 0: every client's.
@@ -108,14 +122,31 @@ int64_t KForDensity(int64_t d, double rho);
 // treated as 1.
 int64_t KForHpc(int64_t d, double rho, double r, int64_t M);
 
+// k_l and k_h from compression.budget_bytes (see CompressionConfig):
+// LargestKForBudget of B for an LPC (and every baseline client), of
+// floor(r * B / M) for each of a shefl HPC's M models. InvalidArgument
+// naming compression.budget_bytes when a budget cannot carry k = 1 (or
+// the value type is unknown).
+struct BudgetKs {
+  int64_t k_lpc = 0;
+  int64_t k_hpc = 0;
+};
+absl::StatusOr<BudgetKs> KsForBudget(const ExperimentConfig& config,
+                                     int64_t d);
+
 // Plans every round of an experiment. Cheap to copy; holds the clusters.
 class Scheduler {
  public:
+  // k from compression.budget_bytes when it is > 0 (KsForBudget), else
+  // from the density; the errors of KsForBudget and of an unknown
+  // schedule.assignment.
   static absl::StatusOr<Scheduler> Create(const ExperimentConfig& config,
                                           int64_t model_dim);
   RoundPlan Plan(int64_t round, const Availability& available = nullptr) const;
   const Clusters& clusters() const { return clusters_; }
   PermutationForm form() const { return form_; }
+  int64_t k_lpc() const { return k_lpc_; }
+  int64_t k_hpc() const { return k_hpc_; }
   // P in force for round t.
   PermutationMatrix PermutationFor(int64_t round) const;
 

@@ -1,6 +1,7 @@
 #include "common/train.h"
 
 #include <ATen/Functions.h>
+#include <ATen/core/grad_mode.h>
 #include <c10/util/Exception.h>
 #include <torch/optim/adam.h>
 #include <torch/optim/sgd.h>
@@ -56,14 +57,44 @@ std::unique_ptr<torch::optim::Optimizer> MakeOptimizer(
                              .weight_decay(cfg.weight_decay));
 }
 
-// The batches of one pass over n samples; a lone trailing sample is
-// dropped when there are others (BatchNorm needs two per batch).
-std::vector<Range> PassBatches(int64_t n, int64_t batch) {
+// The batches of one pass over n samples, the last one short, as PyTorch's
+// DataLoader with drop_last=False gives them: a trailing batch of one
+// sample included. With `fold_lone` that sample joins the batch before it
+// instead (for a model that cannot train on one sample; see below).
+std::vector<Range> PassBatches(int64_t n, int64_t batch, bool fold_lone) {
   std::vector<Range> out;
   for (int64_t b = 0; b < n; b += batch)
     out.push_back({b, std::min(n, b + batch)});
-  if (n > 1 && out.back().second - out.back().first == 1) out.pop_back();
+  if (fold_lone && out.size() > 1 && out.back().second - out.back().first == 1) {
+    out.pop_back();
+    out.back().second = n;
+  }
   return out;
+}
+
+// Whether `model` can take a training step on the one sample `x1`. A
+// BatchNorm layer in train mode refuses a batch that leaves it one value
+// per channel (N * H * W == 1: the ResNets on inputs of 8x8 or smaller,
+// whose last block is 1x1; on CIFAR's 32x32 it is 4x4 and one sample
+// trains, as in PyTorch). Only a model with buffers can hold BatchNorm, so
+// the others are not probed. The probe runs one forward pass without
+// gradients and puts the buffers (running statistics, batch counts) back.
+bool CanTrainOnOneSample(Net& model, const at::Tensor& x1) {
+  std::vector<at::Tensor> buffers = model.buffers();
+  if (buffers.empty()) return true;
+  std::vector<at::Tensor> saved;
+  for (const at::Tensor& b : buffers) saved.push_back(b.clone());
+  bool ok = true;
+  {
+    at::NoGradGuard no_grad;
+    try {
+      model.forward(x1);
+    } catch (const c10::Error&) {
+      ok = false;
+    }
+    for (size_t i = 0; i < buffers.size(); ++i) buffers[i].copy_(saved[i]);
+  }
+  return ok;
 }
 
 // mu/2 * ||w - w_ref||^2 over the parameters; the reference is cut into
@@ -131,8 +162,13 @@ absl::StatusOr<TrainStats> TrainLoop(Net& model, const Dataset& data,
       MakeRng(p.seed, SeedPurpose::kBatchOrder,
               {static_cast<uint64_t>(p.round), static_cast<uint64_t>(p.client),
                static_cast<uint64_t>(p.member)});
-  const std::vector<Range> batches =
-      PassBatches(static_cast<int64_t>(ids.size()), cfg.batch_size);
+  const int64_t n = static_cast<int64_t>(ids.size());
+  bool fold_lone = false;
+  if (n > 1 && n % cfg.batch_size == 1) {
+    at::Tensor first = at::tensor(std::vector<int64_t>{ids[0]}, at::kLong);
+    fold_lone = !CanTrainOnOneSample(model, src_x.index_select(0, first.to(dev)));
+  }
+  const std::vector<Range> batches = PassBatches(n, cfg.batch_size, fold_lone);
   const bool by_steps = p.steps > 0;
 
   TrainStats stats;

@@ -60,8 +60,11 @@ LocalTrainParams MakeLocalTrainParams(const TrainConfig& cfg, uint64_t seed,
 // Trains `model` in place on data[indices] with a fresh optimiser (SGD with
 // momentum/weight decay, or Adam). Moves the model to p.device; gathers
 // batches with index_select on the device. Each pass reshuffles the shard;
-// the last batch of a pass may be short (a single-sample remainder is
-// dropped, since BatchNorm cannot train on one sample). The reported losses
+// the last batch of a pass may be short, down to one sample, as with
+// PyTorch's DataLoader(drop_last=False), so every pass sees all n samples.
+// Where that one sample cannot train (a BatchNorm layer would see one value
+// per channel, which PyTorch refuses too) it joins the batch before it
+// instead: still every sample, one step fewer. The reported losses
 // are the data loss, without the prox term. Errors: bad indices or config
 // -> InvalidArgument; a non-finite loss -> Internal ("diverged"); a torch
 // error -> Internal with its message. An empty shard trains nothing.

@@ -145,6 +145,18 @@ absl::StatusOr<std::unique_ptr<Coordinator>> Coordinator::Create(
   auto scheduler = Scheduler::Create(*config, c->evaluator_->dim());
   if (!scheduler.ok()) return scheduler.status();
   c->scheduler_ = std::make_unique<Scheduler>(std::move(*scheduler));
+  LogLine("coordinator",
+          absl::StrCat("top-k budget of d = ", c->evaluator_->dim(), ": k = ",
+                       c->scheduler_->k_lpc(),
+                       MethodHasTiers(config->method)
+                           ? absl::StrCat(" (LPC), ", c->scheduler_->k_hpc(),
+                                          " per model (HPC)")
+                           : std::string(" per client"),
+                       config->compression.budget_bytes > 0
+                           ? absl::StrCat(", from budget_bytes ",
+                                          config->compression.budget_bytes)
+                           : absl::StrCat(", from density ",
+                                          config->compression.density)));
   c->state_ = std::make_unique<CoordinatorState>(*config, std::move(store));
   c->state_->token = *token;
   if (token->empty() && o.tls.ca_file.empty())
@@ -202,7 +214,6 @@ absl::Status Coordinator::StartServers(
 nlohmann::json Coordinator::RoundLine(const RoundState& rs, double wall,
                                       double own) const {
   const ExperimentConfig& cfg = state_->config;
-  const bool tiered = MethodHasTiers(cfg.method);
   nlohmann::json by_client = nlohmann::json::object();
   nlohmann::json by_tier = {{"hpc", 0}, {"lpc", 0}};
   ByteCounts daemon;
@@ -216,7 +227,7 @@ nlohmann::json Coordinator::RoundLine(const RoundState& rs, double wall,
       continue;
     }
     by_client[std::to_string(client)] = ToJson(b);
-    const char* tier = TierName(ClientTier(cfg.clients, tiered, client));
+    const char* tier = TierName(ClientTier(cfg.clients, client));
     by_tier[tier] = by_tier[tier].get<uint64_t>() + b.payload_up;
   }
   nlohmann::json by_model = nlohmann::json::object();

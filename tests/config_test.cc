@@ -139,6 +139,7 @@ TEST_CASE("method presets fill only unset keys") {
   REQUIRE(avg.ok());
   CHECK(avg->model.num_models == 1);
   CHECK(avg->aggregation.rule == "uniform");
+  CHECK(avg->compression.density == 1.0);  // dense, as in the papers
   auto prox = ParseConfig("method: fedprox\n", "t.yaml");
   REQUIRE(prox.ok());
   CHECK(prox->train.prox_mu == Approx(0.01));
@@ -149,6 +150,10 @@ TEST_CASE("method presets fill only unset keys") {
   REQUIRE(ens.ok());
   CHECK(ens->aggregation.rule == "uniform");
   CHECK(ens->model.num_models == 5);
+  CHECK(ens->compression.density == 1.0);
+  auto topk = ParseConfig("method: fedensemble\ncompression: {density: 0.02}\n", "t");
+  REQUIRE(topk.ok());
+  CHECK(topk->compression.density == Approx(0.02));
 }
 
 TEST_CASE("the resolved config round-trips through YAML") {

@@ -129,7 +129,7 @@ struct Harness {
   }
   bool IsHpc(int64_t client) {
     const ExperimentConfig& c = coordinator->state().config;
-    return ClientTier(c.clients, MethodHasTiers(c.method), client) == Tier::kHpc;
+    return ClientTier(c.clients, client) == Tier::kHpc;
   }
 
   // Uploads a zero-valued delta (k entries) for every (client, model) pair

@@ -35,10 +35,17 @@ TEST_CASE("latin gives every model exactly C_l/M LPCs each round") {
   }
 }
 
-TEST_CASE("auto picks latin only when C_l mod M == 0") {
-  CHECK(*ResolvePermutationForm("auto", 10, 5) == PermutationForm::kLatin);
-  CHECK(*ResolvePermutationForm("auto", 7, 5) == PermutationForm::kShuffle);
-  CHECK_FALSE(ResolvePermutationForm("zigzag", 7, 5).ok());
+TEST_CASE("auto picks latin only for shefl and only when C_l mod M == 0") {
+  CHECK(*ResolvePermutationForm("auto", "shefl", 10, 5) == PermutationForm::kLatin);
+  CHECK(*ResolvePermutationForm("auto", "shefl", 7, 5) == PermutationForm::kShuffle);
+  // Fed-ensemble's own Algorithm 1 draws independent row shuffles.
+  CHECK(*ResolvePermutationForm("auto", "fedensemble", 10, 5) ==
+        PermutationForm::kShuffle);
+  CHECK(*ResolvePermutationForm("latin", "fedensemble", 10, 5) ==
+        PermutationForm::kLatin);
+  CHECK(*ResolvePermutationForm("shuffle", "shefl", 10, 5) ==
+        PermutationForm::kShuffle);
+  CHECK_FALSE(ResolvePermutationForm("zigzag", "shefl", 7, 5).ok());
 }
 
 TEST_CASE("over one period every LPC cluster meets every model once") {
@@ -182,19 +189,23 @@ TEST_CASE("uniform sampling and over-selection") {
   CHECK(extras == 3);
 }
 
-TEST_CASE("baselines have no tiers: every client trains one model") {
-  ExperimentConfig c = PaperLike(5, 5, "auto");
+TEST_CASE("baselines assign without tiers: every client trains one model") {
+  ExperimentConfig c = PaperLike(5, 5, "latin");
   c.method = "fedensemble";
   auto s = Scheduler::Create(c, 100);
   REQUIRE(s.ok());
+  CHECK(s->form() == PermutationForm::kLatin);  // asked for explicitly
   RoundPlan plan = s->Plan(0);
   CHECK(plan.tasks.size() == 10u);
   std::map<int64_t, int> per_model;
   for (const ClientTask& t : plan.tasks) {
-    CHECK(t.tier == Tier::kLpc);
+    // The tier is the client's own (ids below num_hpc), for its epochs.
+    CHECK(t.tier == ClientTier(c.clients, t.client_id));
     REQUIRE(t.models.size() == 1u);
+    CHECK(t.k == std::vector<int64_t>{KForDensity(100, 0.1)});
     per_model[t.models[0]]++;
   }
+  CHECK(plan.num_hpc + plan.num_lpc == 10);
   // 10 rows, M = 5: latin gives each model 2 clients.
   for (auto& [m, n] : per_model) CHECK(n == 2);
 }
