@@ -199,14 +199,16 @@ bool WriteValues(const std::vector<float>& values, ValueType type, uint8_t* p,
                  size_t* bad) {
   const size_t k = values.size();
   if (type == ValueType::kFp32) {
-    for (size_t i = 0; i < k; ++i) {
-      const uint32_t bits = FloatBits(values[i]);
-      if (FloatBitsNonFinite(bits)) {
-        *bad = i;
-        return false;
-      }
-      PutU32(p + 4 * i, bits);
+    // Check, then copy: two loops without an early exit vectorise.
+    uint32_t any_bad = 0;
+    for (size_t i = 0; i < k; ++i)
+      any_bad |= FloatBitsNonFinite(FloatBits(values[i])) ? 1u : 0u;
+    if (any_bad != 0) {
+      *bad = 0;
+      while (!FloatBitsNonFinite(FloatBits(values[*bad]))) ++*bad;
+      return false;
     }
+    for (size_t i = 0; i < k; ++i) PutU32(p + 4 * i, FloatBits(values[i]));
     return true;
   }
   const bool fp16 = type == ValueType::kFp16;
@@ -582,17 +584,29 @@ absl::Status ReadValues(Reader* r, ValueType type, SparseDelta* delta) {
   delta->values.resize(k);
   float* v = delta->values.data();
   const uint8_t* p = r->p;
-  for (uint64_t i = 0; i < k; ++i) {
-    switch (type) {
-      case ValueType::kFp32: v[i] = BitsToFloat(GetU32(p + 4 * i)); break;
-      case ValueType::kFp16: v[i] = HalfToFloat(GetU16(p + 2 * i)); break;
-      case ValueType::kBf16: v[i] = Bfloat16ToFloat(GetU16(p + 2 * i)); break;
-    }
-    if (FloatBitsNonFinite(FloatBits(v[i]))) {
-      return Invalid(absl::StrFormat("%s value at position %d (index %d)",
-                                     std::isnan(v[i]) ? "NaN" : "Inf", i,
-                                     delta->indices[i]));
-    }
+  // One loop per type and no early exit, so each vectorises; a non-finite
+  // value is looked for afterwards.
+  switch (type) {
+    case ValueType::kFp32:
+      for (uint64_t i = 0; i < k; ++i) v[i] = BitsToFloat(GetU32(p + 4 * i));
+      break;
+    case ValueType::kFp16:
+      for (uint64_t i = 0; i < k; ++i) v[i] = HalfToFloat(GetU16(p + 2 * i));
+      break;
+    case ValueType::kBf16:
+      for (uint64_t i = 0; i < k; ++i)
+        v[i] = Bfloat16ToFloat(GetU16(p + 2 * i));
+      break;
+  }
+  uint32_t any_bad = 0;
+  for (uint64_t i = 0; i < k; ++i)
+    any_bad |= FloatBitsNonFinite(FloatBits(v[i])) ? 1u : 0u;
+  if (any_bad != 0) {
+    uint64_t i = 0;
+    while (!FloatBitsNonFinite(FloatBits(v[i]))) ++i;
+    return Invalid(absl::StrFormat("%s value at position %d (index %d)",
+                                   std::isnan(v[i]) ? "NaN" : "Inf", i,
+                                   delta->indices[i]));
   }
   r->p += need;
   return absl::OkStatus();
