@@ -12,8 +12,27 @@
 //                   1 when L is empty, 0 when H is empty
 //   paper:          w += eta * (a_h sum_H d_i + a_l sum_L d_i) / |H u L|,
 //                   a_h = (M C_h + C_l) / (2 M^2), a_l = (M C_h + C_l) / (2 M)
-//                   (Eq. 2 of 000_9f7111865f5f561d.txt, read literally)
-// A sparse delta counts as zero where it sent nothing.
+//                   (Eq. 2 of 000_9f7111865f5f561d.txt, read literally).
+//                   C_h, C_l are the round's planned counts, so a model that
+//                   misses an update gets another step: in the paper's
+//                   setting (M = C_h = C_l = 5) a model without its LPC
+//                   update moves by 0.6 D_H, one with two LPC updates by
+//                   (3 D_H + 6 D_L) / 7.
+//   paper_per_model: the same form with 001_9580439190ab7413.txt's
+//                   per-submodel coefficients from the counts received for
+//                   m, H = |H| and L = |L|:
+//                   w += eta * (a_h sum_H d_i + a_l sum_L d_i) / (H + L),
+//                   a_h = (H + L) / (2 H), a_l = (H + L) / (2 L),
+//                   so each group's sum "accounts for half of the total
+//                   updates" (001's text; its printed a_h has a factor L/M
+//                   more, which breaks that) and the step is
+//                   (D_H + D_L) / 2 whatever arrived; with one group empty
+//                   the other has all of it (a_h = 1 or a_l = 1), as
+//                   workload_aware's beta does. In the paper's setting it
+//                   equals `paper` (H = 5 = M, L = 1).
+// paper and paper_per_model count every update once (weight_by_samples and
+// hpc_share do not apply). A sparse delta counts as zero where it sent
+// nothing.
 #ifndef SHEFL_COMMON_AGGREGATE_H_
 #define SHEFL_COMMON_AGGREGATE_H_
 
@@ -45,6 +64,8 @@ struct PaperCoefficients {
   double a_h, a_l;
 };
 PaperCoefficients PaperEq2(const CohortShape& shape);
+// paper_per_model's a_h and a_l for H HPC and L LPC updates received.
+PaperCoefficients PaperPerModel(int64_t hpc_received, int64_t lpc_received);
 
 class ModelAggregator {
  public:
@@ -57,7 +78,13 @@ class ModelAggregator {
   absl::Status Add(ReceivedUpdate update);
 
   // Folds the buffered updates into `weights` (size dim). With no updates
-  // the weights are left as they are.
+  // the weights are left as they are. Every weight gets its contributions
+  // in client-id order in one double accumulator and one rounding to float
+  // (bit-identical whatever the arrival order); the accumulator covers one
+  // L2-sized tile of the weights at a time, so the pass streams the updates
+  // once rather than scattering into a dense double vector of size dim.
+  // A model of 2^21 weights or more is split in two ranges folded on two
+  // threads (where there are two cores); the result is the same.
   absl::Status ApplyTo(std::vector<float>* weights);
 
   size_t num_updates() const { return updates_.size(); }

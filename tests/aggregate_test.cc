@@ -72,10 +72,145 @@ TEST_CASE("paper and workload_aware agree in the paper's setting") {
   CHECK(p.a_l == Approx(3.0));
 }
 
+TEST_CASE("paper_per_model equals workload_aware in the paper's setting") {
+  const uint64_t dim = 5000;
+  const CohortShape shape{5, 5, 5};
+  auto ups = PaperRoundForOneModel(dim);
+  std::vector<float> w0(dim, 0.25f);
+  auto per_model = Run(Rule("paper_per_model"), shape, ups, w0);
+  auto wa = Run(Rule("workload_aware"), shape, ups, w0);
+  auto paper = Run(Rule("paper"), shape, ups, w0);
+  double max_diff = 0, max_diff_paper = 0;
+  for (uint64_t j = 0; j < dim; ++j) {
+    max_diff = std::max(max_diff, std::abs(double(per_model[j]) - wa[j]));
+    max_diff_paper =
+        std::max(max_diff_paper, std::abs(double(per_model[j]) - paper[j]));
+  }
+  CHECK(max_diff < 1e-6);
+  CHECK(max_diff_paper < 1e-6);
+  CHECK(per_model != w0);
+  // 5 HPC updates and one LPC update: the paper's own coefficients.
+  const PaperCoefficients p = PaperPerModel(5, 1);
+  CHECK(p.a_h == Approx(0.6));
+  CHECK(p.a_l == Approx(3.0));
+}
+
+// One model of the paper's setting (M = C_h = C_l = 5) by hand, dim 3:
+// HPC clients 1-5 send 1..5 at index 0 (D_H = 3 there) and client 1 also
+// 10 at index 1 (D_H = 2); LPC client 7 sends 8 at index 0 and 4 at 2,
+// LPC client 9 (a second LPC update, as a shuffle assignment can give)
+// sends 2 at index 0.
+std::vector<ReceivedUpdate> HandRound(bool lpc7, bool lpc9) {
+  auto make = [](int64_t id, Tier t, std::vector<uint32_t> idx,
+                 std::vector<float> val) {
+    ReceivedUpdate u;
+    u.client_id = id;
+    u.tier = t;
+    u.num_samples = 10.0 * id;  // ignored by both paper rules
+    u.delta.dim = 3;
+    u.delta.indices = std::move(idx);
+    u.delta.values = std::move(val);
+    return u;
+  };
+  std::vector<ReceivedUpdate> ups;
+  ups.push_back(make(1, Tier::kHpc, {0, 1}, {1, 10}));
+  for (int c = 2; c <= 5; ++c)
+    ups.push_back(make(c, Tier::kHpc, {0}, {static_cast<float>(c)}));
+  if (lpc7) ups.push_back(make(7, Tier::kLpc, {0, 2}, {8, 4}));
+  if (lpc9) ups.push_back(make(9, Tier::kLpc, {0}, {2}));
+  return ups;
+}
+
+TEST_CASE("paper_per_model by hand: a missing or extra LPC update") {
+  const CohortShape shape{5, 5, 5};
+  AggregationConfig per_model = Rule("paper_per_model");
+  per_model.weight_by_samples = true;  // no effect on the paper rules
+  AggregationConfig paper = Rule("paper");
+  paper.weight_by_samples = true;
+  const std::vector<float> w0 = {0, 0, 0};
+
+  // All planned updates: a_h = 0.6, a_l = 3 over 6 updates for both:
+  // (D_H + D_L) / 2 = (3 + 8) / 2 at index 0, 2 / 2 at 1, 4 / 2 at 2.
+  for (const auto& cfg : {per_model, paper}) {
+    auto w = Run(cfg, shape, HandRound(true, false), w0);
+    CHECK(w[0] == Approx(5.5));
+    CHECK(w[1] == Approx(1.0));
+    CHECK(w[2] == Approx(2.0));
+  }
+
+  // The LPC update missing. paper keeps a_h = 0.6 over 5 updates: 0.6 D_H.
+  // paper_per_model has H = 5, L = 0: a_h = 1, the step is D_H.
+  auto w = Run(paper, shape, HandRound(false, false), w0);
+  CHECK(w[0] == Approx(0.6 * 3));
+  CHECK(w[1] == Approx(0.6 * 2));
+  w = Run(per_model, shape, HandRound(false, false), w0);
+  CHECK(w[0] == Approx(3.0));
+  CHECK(w[1] == Approx(2.0));
+  CHECK(w[2] == 0.0f);
+  CHECK(PaperPerModel(5, 0).a_h == 1.0);
+  CHECK(PaperPerModel(0, 3).a_l == 1.0);
+
+  // Two LPC updates (D_L = 5 at index 0, 2 at index 2). paper: 0.6 / 7 per
+  // HPC delta and 3 / 7 per LPC delta, (3 D_H + 6 D_L) / 7. paper_per_model:
+  // H = 5, L = 2, a_h = 7 / 10, a_l = 7 / 4 over 7: (D_H + D_L) / 2.
+  w = Run(paper, shape, HandRound(true, true), w0);
+  CHECK(w[0] == Approx((3 * 3.0 + 6 * 5.0) / 7));
+  CHECK(w[2] == Approx(6 * 2.0 / 7));
+  w = Run(per_model, shape, HandRound(true, true), w0);
+  CHECK(w[0] == Approx((3.0 + 5.0) / 2));
+  CHECK(w[1] == Approx(2.0 / 2));
+  CHECK(w[2] == Approx(2.0 / 2));
+  CHECK(PaperPerModel(5, 2).a_h == Approx(0.7));
+  CHECK(PaperPerModel(5, 2).a_l == Approx(1.75));
+}
+
+TEST_CASE("the tiled fold equals a dense accumulator bit for bit") {
+  // Across several 32768-weight tiles, with entries on both ends and at
+  // tile edges, updates overlapping, one of them empty.
+  const uint64_t dim = 3 * 32768 + 5;
+  std::vector<ReceivedUpdate> ups;
+  for (int c = 0; c < 7; ++c) {
+    ReceivedUpdate u;
+    u.client_id = 100 - 3 * c;  // arrival order differs from id order
+    u.delta = c == 3 ? SparseDelta{dim, {}, {}}
+                     : RandomSparse(dim, dim / (2 + c), 50 + c);
+    if (c == 0) {  // the first and last weights, and tile edges
+      u.delta = RandomSparse(dim, 0, 1);
+      u.delta.indices = {0, 32767, 32768, 65535, 65536, dim - 1};
+      u.delta.values = {1.5f, -2.0f, 3.25f, 1e-3f, -7.0f, 0.125f};
+    }
+    ups.push_back(u);
+  }
+  std::mt19937_64 rng(4);
+  std::vector<float> w0(dim);
+  std::normal_distribution<float> n(0, 1);
+  for (float& v : w0) v = n(rng);
+  AggregationConfig cfg = Rule("uniform");
+  cfg.server_lr = 0.7;
+  const auto got = Run(cfg, {1, 0, 7}, ups, w0);
+
+  // The reference: ids ascending, coefficient eta / 7 each, one dense
+  // double accumulator, one rounding.
+  auto sorted = ups;
+  std::sort(sorted.begin(), sorted.end(),
+            [](const auto& a, const auto& b) { return a.client_id < b.client_id; });
+  std::vector<double> step(dim, 0.0);
+  const double c = 0.7 * (1.0 / 7) * 1.0;
+  for (const auto& u : sorted)
+    for (size_t i = 0; i < u.delta.nnz(); ++i)
+      step[u.delta.indices[i]] += c * u.delta.values[i];
+  std::vector<float> want = w0;
+  for (uint64_t j = 0; j < dim; ++j)
+    if (step[j] != 0) want[j] = static_cast<float>(want[j] + step[j]);
+  REQUIRE(std::memcmp(got.data(), want.data(), dim * sizeof(float)) == 0);
+  CHECK(got[dim - 1] != w0[dim - 1]);
+}
+
 TEST_CASE("aggregation is bit-identical under any arrival order") {
   const uint64_t dim = 3000;
   auto ups = PaperRoundForOneModel(dim);
-  for (const char* rule : {"uniform", "workload_aware", "paper"}) {
+  for (const char* rule :
+       {"uniform", "workload_aware", "paper", "paper_per_model"}) {
     std::vector<float> w0(dim, -0.5f);
     auto ref = Run(Rule(rule), {5, 5, 5}, ups, w0);
     auto perm = ups;
