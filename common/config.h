@@ -108,7 +108,15 @@ struct ScheduleConfig {
 };
 
 struct AggregationConfig {
-  std::string rule = "workload_aware";  // workload_aware | uniform | paper
+  // workload_aware | uniform | paper | paper_per_model (common/aggregate.h
+  // has the formulas). paper: Eq. 2 of 000 with the round's planned C_h and
+  // C_l, so a model missing an update gets a larger or smaller step (0.6 D_H
+  // without its LPC update in the paper's setting). paper_per_model: 001's
+  // per-submodel coefficients from the updates received for the model, so
+  // the step stays (D_H + D_L) / 2 (D_H or D_L alone when the other group
+  // sent nothing). Both equal workload_aware in the paper's own setting
+  // (M = C_h = C_l = 5, latin) and ignore weight_by_samples and hpc_share.
+  std::string rule = "workload_aware";
   double hpc_share = 0.5;               // beta
   bool weight_by_samples = false;
   double server_lr = 1.0;               // eta_g
