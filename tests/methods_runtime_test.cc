@@ -161,11 +161,19 @@ TEST_CASE("FedAvg, FedProx and Fed-ensemble run end to end") {
     CHECK(r->summary["final_accuracy"].get<double>() > 0.5);  // 4 classes
     REQUIRE(r->rounds.size() == 3u);
     for (const auto& line : r->rounds) {
-      // No tiers: every participant trains exactly one model.
+      // No tiered assignment: every participant trains exactly one model.
       CHECK(line["participants"].size() == 5u);
       CHECK(line["updates_accepted"] == 5);
       CHECK(line["updates_rejected"] == 0);
-      CHECK(line["bytes_up_by_tier"]["hpc"] == 0);
+      // Tiers come from the client id (0-3 are HPCs) under every method:
+      // the books split the same one-model uploads by tier.
+      uint64_t hpc = 0;
+      for (const auto& [client, b] : line["bytes_by_client"].items())
+        if (std::stoi(client) < 4) hpc += b["payload_up"].get<uint64_t>();
+      CHECK(line["bytes_up_by_tier"]["hpc"] == hpc);
+      CHECK(line["bytes_up_by_tier"]["hpc"].get<uint64_t>() +
+                line["bytes_up_by_tier"]["lpc"].get<uint64_t>() ==
+            line["bytes_up"].get<uint64_t>());
     }
   }
   CHECK(avg.summary["model_sha256"].size() == 1u);

@@ -58,6 +58,7 @@ TEST_CASE("FedProx tasks carry mu and every client trains the one model") {
             "train:\n"
             "  prox_mu: 0.25\n"
             "  hpc_local_epochs: 7\n");
+  int hpc = 0;
   for (int round = 1; round <= 2; ++round) {
     const auto tasks = h.NextTasks();
     REQUIRE(tasks.size() == 5u);
@@ -66,9 +67,15 @@ TEST_CASE("FedProx tasks carry mu and every client trains the one model") {
       CHECK(t.train().prox_mu() == Approx(0.25));
       REQUIRE(t.models_size() == 1);
       CHECK(t.models(0).model_id() == 0);
-      CHECK(t.train().local_epochs() == 1);  // no tiers: hpc_local_epochs unused
+      // Tiers come from the client id under every method: an HPC trains
+      // FedProx's one model for hpc_local_epochs (000's Figure 7).
+      const bool is_hpc = h.IsHpc(t.client_id());
+      hpc += is_hpc;
+      CHECK(t.train().local_epochs() == (is_hpc ? 7 : 1));
     }
   }
+  CHECK(hpc > 0);  // the check above saw both tiers
+  CHECK(hpc < 10);
 }
 
 TEST_CASE("FedProx tasks carry the default mu of 0.01 when none is set") {

@@ -112,21 +112,23 @@ TEST_CASE("a few cnn steps lower the loss on the same data") {
   CHECK(stats->seconds > 0);
 }
 
-TEST_CASE("local_steps wins over epochs and a lone remainder is dropped") {
-  Dataset d = Features(33, 2);  // 16 + 16 + 1: the single sample is dropped
+TEST_CASE("local_steps wins over epochs and a lone remainder is kept") {
+  // 16 + 16 + 1: the single sample is a batch of its own, as with
+  // PyTorch's DataLoader(drop_last=False).
+  Dataset d = Features(33, 2);
   auto m = Model("mlp", d);
   TrainConfig cfg = Config();
   LocalTrainParams p = Params(cfg);
   p.epochs = 3;
   auto by_epochs = LocalTrain(*m, d, All(d), cfg, p);
   REQUIRE(by_epochs.ok());
-  CHECK(by_epochs->steps == 6);
-  CHECK(by_epochs->samples == 96);
+  CHECK(by_epochs->steps == 9);
+  CHECK(by_epochs->samples == 99);
   p.steps = 5;
   auto by_steps = LocalTrain(*m, d, All(d), cfg, p);
   REQUIRE(by_steps.ok());
   CHECK(by_steps->steps == 5);
-  CHECK(by_steps->samples == 80);
+  CHECK(by_steps->samples == 16 + 16 + 1 + 16 + 16);
 }
 
 TEST_CASE("Adam and momentum SGD train the mlp, and the text model trains") {
