@@ -73,28 +73,32 @@ std::string ParseError(std::vector<std::string> args) {
 
 }  // namespace
 
-TEST_CASE("SplitClients covers every client once in near-equal ranges") {
+TEST_CASE("SplitClients deals every client once in near-equal sets") {
   for (int64_t clients : {1, 2, 7, 20, 100, 101}) {
     for (int daemons : {1, 2, 3, 7, 8, 150}) {
-      std::vector<ClientRange> r = SplitClients(clients, daemons);
+      std::vector<ClientSet> r = SplitClients(clients, daemons);
       REQUIRE(static_cast<int64_t>(r.size()) == std::min<int64_t>(clients, daemons));
-      int64_t next = 0, lo = clients, hi = 0;
-      for (const ClientRange& c : r) {
-        REQUIRE(c.first == next);  // contiguous, in order, no gaps/overlap
+      std::set<int64_t> seen;
+      int64_t lo = clients, hi = 0;
+      for (const ClientSet& c : r) {
         REQUIRE(c.size() >= 1);
-        next = c.last + 1;
+        REQUIRE(std::is_sorted(c.ids.begin(), c.ids.end()));
+        seen.insert(c.ids.begin(), c.ids.end());
         lo = std::min(lo, c.size());
         hi = std::max(hi, c.size());
       }
-      REQUIRE(next == clients);
+      REQUIRE(static_cast<int64_t>(seen.size()) == clients);  // no overlap
+      REQUIRE(*seen.rbegin() == clients - 1);
       REQUIRE(hi - lo <= 1);
     }
   }
-  std::vector<ClientRange> r = SplitClients(20, 3);
-  CHECK(r[0].first == 0);
-  CHECK(r[0].last == 6);
-  CHECK(r[1].last == 13);
-  CHECK(r[2].last == 19);
+  // Dealt in turn: the low ids (the HPCs) are spread over the daemons.
+  std::vector<ClientSet> r = SplitClients(7, 3);
+  CHECK(r[0].ids == std::vector<int64_t>{0, 3, 6});
+  CHECK(r[1].ids == std::vector<int64_t>{1, 4});
+  CHECK(r[0].Spec() == "0,3,6");
+  CHECK(SplitClients(5, 1)[0].Spec() == "0-4");
+  CHECK(ClientSet{{0, 1, 2, 5, 7, 8}}.Spec() == "0-2,5,7-8");
   CHECK(SplitClients(0, 2).empty());
 }
 
@@ -164,14 +168,14 @@ TEST_CASE("the plan gives each child the flags of its contract") {
   std::vector<std::string> coord = {
       "/b/shefl-coordinator", "--config", "c.yaml", "--set", "rounds=3",
       "--listen", "127.0.0.1:1001", "--metrics-listen", "127.0.0.1:1002",
-      "--out", "R", "--tls-cert", "R/certs/server.pem", "--tls-key",
+      "--out", "R", "--threads", "1", "--tls-cert", "R/certs/server.pem", "--tls-key",
       "R/certs/server.key", "--tls-client-ca", "R/certs/ca.pem",
       "--token-file", "R/certs/token"};
   CHECK(plan.coordinator.argv == coord);
   CHECK(plan.coordinator.log_path == "R/logs/coordinator.log");
   REQUIRE(plan.daemons.size() == 2);
   std::vector<std::string> d1 = {
-      "/b/shefl-client", "--coordinator", "127.0.0.1:1001", "--clients", "3-4",
+      "/b/shefl-client", "--coordinator", "127.0.0.1:1001", "--clients", "1,3",
       "--name", "daemon-1", "--out", "R/daemons", "--metrics-listen",
       "127.0.0.1:1004", "--threads", "3", "--device", "cpu", "--tls-ca",
       "R/certs/ca.pem", "--tls-cert", "R/certs/client-1.pem", "--tls-key",
@@ -490,8 +494,9 @@ TEST_CASE("shefl run starts, follows and ends a run") {
   CHECK(absl::StartsWith(ep["coordinator"]["grpc"].get<std::string>(), "127.0.0.1:"));
   CHECK_FALSE(Alive(ep["coordinator_pid"].get<int>()));
   for (auto& d : ep["daemons"]) CHECK_FALSE(Alive(d["pid"].get<int>()));
-  // quick.yaml has 20 clients: 7 + 7 + 6.
-  CHECK_THAT(Slurp(dir / "run/logs/daemon-2.log"), Catch::Contains("clients 14-19"));
+  // quick.yaml has 20 clients, dealt in turn: 7 + 7 + 6.
+  CHECK_THAT(Slurp(dir / "run/logs/daemon-2.log"),
+             Catch::Contains("clients 2,5,8,11,14,17 "));
   CHECK_THAT(Slurp(dir / "run/logs/daemon-0.log"), Catch::Contains("run over"));
   CHECK_THAT(Slurp(dir / "run/logs/coordinator.log"), Catch::Contains("done"));
   // The same folder again without --resume is refused before anything runs.
@@ -587,8 +592,8 @@ std::pair<int, nlohmann::json> SignalRunningShefl(const TempDir& dir, int sig) {
     setenv("SHEFL_BIN_DIR", bin.c_str(), 1);
     setenv("FAKE_ROUNDS", "100", 1);
     if (!freopen(err.c_str(), "w", stderr)) _exit(126);
-    execl(shefl.c_str(), "shefl", "run", kQuick.c_str(), "--out", out.c_str(),
-          static_cast<char*>(nullptr));
+    execl(shefl.c_str(), "shefl", "run", kQuick.c_str(), "--daemons", "2",
+          "--out", out.c_str(), static_cast<char*>(nullptr));
     _exit(127);
   }
   nlohmann::json ep;

@@ -173,8 +173,10 @@ int Finish(const WatchResult& result, const std::string& dir) {
 int Launch(const RunArgs& args, const ExperimentConfig& config,
            const std::string& config_path, const std::string& dir,
            const std::string& bin_dir) {
-  std::vector<ClientRange> ranges = SplitClients(
-      config.clients.num_clients, args.daemons > 0 ? args.daemons : 2);
+  // One daemon by default: it runs as many tasks at once as there are
+  // cores, from one queue, so no core idles while another has work.
+  std::vector<ClientSet> ranges = SplitClients(
+      config.clients.num_clients, args.daemons > 0 ? args.daemons : 1);
   int threads = args.threads > 0 ? args.threads
                                  : DefaultThreads(static_cast<int>(ranges.size()));
   absl::StatusOr<std::vector<int>> ports =

@@ -6,22 +6,29 @@
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
+#include "common/resources.h"
 
 namespace shefl {
 
-std::vector<ClientRange> SplitClients(int64_t num_clients, int num_daemons) {
-  std::vector<ClientRange> ranges;
-  if (num_clients <= 0 || num_daemons <= 0) return ranges;
-  int64_t n = std::min<int64_t>(num_daemons, num_clients);
-  int64_t base = num_clients / n;
-  int64_t extra = num_clients % n;  // the first `extra` ranges get one more
-  int64_t next = 0;
-  for (int64_t i = 0; i < n; ++i) {
-    int64_t size = base + (i < extra ? 1 : 0);
-    ranges.push_back({next, next + size - 1});
-    next += size;
+std::string ClientSet::Spec() const {
+  std::string out;
+  for (size_t i = 0; i < ids.size();) {
+    size_t j = i;
+    while (j + 1 < ids.size() && ids[j + 1] == ids[j] + 1) ++j;
+    if (!out.empty()) out += ",";
+    out += j > i ? absl::StrCat(ids[i], "-", ids[j]) : absl::StrCat(ids[i]);
+    i = j + 1;
   }
-  return ranges;
+  return out;
+}
+
+std::vector<ClientSet> SplitClients(int64_t num_clients, int num_daemons) {
+  std::vector<ClientSet> sets;
+  if (num_clients <= 0 || num_daemons <= 0) return sets;
+  sets.resize(std::min<int64_t>(num_daemons, num_clients));
+  for (int64_t id = 0; id < num_clients; ++id)
+    sets[id % static_cast<int64_t>(sets.size())].ids.push_back(id);
+  return sets;
 }
 
 std::string ResolveResultsDir(const RunArgs& args,
@@ -38,13 +45,7 @@ std::string ResolveResultsDir(const RunArgs& args,
 }
 
 int DefaultThreads(int num_daemons) {
-  // The affinity mask, not the machine's core count: in a container or under
-  // taskset only these CPUs are ours.
-  int cpus = 0;
-  cpu_set_t set;
-  if (sched_getaffinity(0, sizeof(set), &set) == 0) cpus = CPU_COUNT(&set);
-  if (cpus <= 0) cpus = static_cast<int>(sysconf(_SC_NPROCESSORS_ONLN));
-  return std::max(1, cpus / std::max(1, num_daemons));
+  return std::max(1, UsableCores() / std::max(1, num_daemons));
 }
 
 namespace {
@@ -72,8 +73,10 @@ ChildCommand CoordinatorCommand(const RunArgs& args,
   for (const std::string& kv : args.overrides) {
     c.argv.insert(c.argv.end(), {"--set", kv});
   }
+  // One thread for its evaluation: it runs beside the daemons' training
+  // on the same cores.
   c.argv.insert(c.argv.end(), {"--listen", Local(ports[0]), "--metrics-listen",
-                               c.metrics, "--out", dir});
+                               c.metrics, "--out", dir, "--threads", "1"});
   if (!args.resume.empty()) c.argv.insert(c.argv.end(), {"--resume", dir});
   const std::string certs = CertsDir(dir);
   if (!args.insecure)
@@ -90,7 +93,7 @@ ChildCommand CoordinatorCommand(const RunArgs& args,
 
 RunPlan MakeRunPlan(const RunArgs& args, const std::string& config_path,
                     const std::string& results_dir,
-                    const std::vector<ClientRange>& ranges,
+                    const std::vector<ClientSet>& sets,
                     const std::string& bin_dir, const std::vector<int>& ports,
                     int threads) {
   RunPlan plan;
@@ -98,14 +101,14 @@ RunPlan MakeRunPlan(const RunArgs& args, const std::string& config_path,
   plan.coordinator_grpc = Local(ports[0]);
   plan.coordinator =
       CoordinatorCommand(args, config_path, results_dir, bin_dir, ports);
-  for (size_t i = 0; i < ranges.size(); ++i) {
+  for (size_t i = 0; i < sets.size(); ++i) {
     ChildCommand d;
     d.name = absl::StrCat("daemon-", i);
     d.metrics = Local(ports[2 + i]);
     d.log_path = absl::StrCat(results_dir, "/logs/", d.name, ".log");
     d.argv = {bin_dir + "/shefl-client",
               "--coordinator", plan.coordinator_grpc,
-              "--clients", absl::StrCat(ranges[i].first, "-", ranges[i].last),
+              "--clients", sets[i].Spec(),
               "--name", d.name,
               "--out", results_dir + "/daemons",
               "--metrics-listen", d.metrics,

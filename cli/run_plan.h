@@ -14,18 +14,21 @@
 
 namespace shefl {
 
-// Logical clients first..last, inclusive (the daemon's --clients A-B).
-struct ClientRange {
-  int64_t first = 0;
-  int64_t last = 0;
-  int64_t size() const { return last - first + 1; }
+// The logical clients of one daemon, ascending.
+struct ClientSet {
+  std::vector<int64_t> ids;
+  int64_t size() const { return static_cast<int64_t>(ids.size()); }
+  // The daemon's --clients value: runs of consecutive ids as A-B, the
+  // rest single, comma-separated ("0-4", "0,2,4").
+  std::string Spec() const;
 };
 
-// Splits clients 0..num_clients-1 into contiguous ranges whose sizes differ
-// by at most one, earlier ranges taking the remainder. Returns
-// min(num_daemons, num_clients) ranges: a daemon without clients would only
-// idle, so extra daemons are not started.
-std::vector<ClientRange> SplitClients(int64_t num_clients, int num_daemons);
+// Deals clients 0..num_clients-1 out to the daemons in turn (daemon i gets
+// i, i+n, i+2n, ...), so every daemon holds its share of HPCs (the low
+// ids) and of LPCs: a contiguous split gave one daemon every HPC and 5x
+// the work. Returns min(num_daemons, num_clients) sets: a daemon without
+// clients would only idle, so extra daemons are not started.
+std::vector<ClientSet> SplitClients(int64_t num_clients, int num_daemons);
 
 // The results folder: --resume, else --out, else the config's out_dir, else
 // results/<name>-<YYYYmmdd-HHMMSS> (local time `now`), relative to the cwd.
@@ -59,7 +62,7 @@ std::string CertsDir(const std::string& results_dir);
 // is the file given to the coordinator (CONFIG, or RUN_DIR/config.yaml).
 RunPlan MakeRunPlan(const RunArgs& args, const std::string& config_path,
                     const std::string& results_dir,
-                    const std::vector<ClientRange>& ranges,
+                    const std::vector<ClientSet>& sets,
                     const std::string& bin_dir, const std::vector<int>& ports,
                     int threads);
 

@@ -1,5 +1,6 @@
 // shefl-client --coordinator HOST:PORT --clients 0-24 [--device auto]
 //     [--name NAME] [--out DIR] [--metrics-listen HOST:PORT] [--threads N]
+//     [--task-threads T]
 //     [--max-backoff-s S] [--tls-ca F] [--tls-cert F --tls-key F]
 //     [--tls-server-name NAME] [--token-file F] [--insecure]
 #include <unistd.h>
@@ -26,12 +27,17 @@ constexpr const char* kUsage =
     "usage: shefl-client --coordinator HOST:PORT --clients RANGES\n"
     "         [--device auto|cpu|cuda|cuda:N] [--name NAME] [--out DIR]\n"
     "         [--state-dir DIR]\n"
-    "         [--metrics-listen HOST:PORT] [--threads N] [--max-backoff-s S]\n"
+    "         [--metrics-listen HOST:PORT] [--threads N] [--task-threads T]\n"
+    "         [--max-backoff-s S]\n"
     "         [--tls-ca FILE] [--tls-cert FILE --tls-key FILE]\n"
     "         [--tls-server-name NAME] [--token-file FILE] [--insecure]\n"
     "  RANGES: logical client ids, e.g. 0-24 or 0-4,10-14; auto:N lets the\n"
     "          coordinator pick N free ones (name: the host name), for\n"
     "          scaled containers\n"
+    "  --threads: cores to use (default: all this process may run on); the\n"
+    "             daemon trains N/T models at once, each on T intra-op\n"
+    "             threads (--task-threads, default 1: results then do not\n"
+    "             depend on N or on how clients are spread over daemons)\n"
     "  --state-dir: what survives a restart (error-feedback residuals the\n"
     "               coordinator accepted); default OUT/NAME.state\n"
     "  TLS by default: --tls-ca is the CA of the coordinator's certificate\n"
@@ -69,6 +75,7 @@ int main(int argc, char** argv) {
       {"--state-dir", shefl::SetString(&o.state_dir)},
       {"--metrics-listen", shefl::SetString(&o.metrics_listen)},
       {"--threads", shefl::SetInt("--threads", &o.threads)},
+      {"--task-threads", shefl::SetInt("--task-threads", &o.task_threads)},
       {"--max-backoff-s", shefl::SetSeconds("--max-backoff-s", &o.max_backoff_s)},
       {"--heartbeat-s", shefl::SetSeconds("--heartbeat-s", &o.heartbeat_s)},
       {"--tls-ca", shefl::SetString(&o.tls.ca_file)},

@@ -20,6 +20,7 @@
 #include "common/device.h"
 #include "common/keepalive.h"
 #include "common/log.h"
+#include "common/resources.h"
 #include "common/metrics_server.h"
 #include "common/wire.h"
 
@@ -82,9 +83,14 @@ absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Create(DaemonOptions o) {
   auto token = ReadToken(d->o_.tls.token_file);
   if (!token.ok()) return token.status();
   d->token_ = *token;
-  ConfigureThreads(d->o_.threads);
+  // Every task on task_threads intra-op threads, as many tasks as cores.
+  if (d->o_.task_threads < 1)
+    return absl::InvalidArgumentError("--task-threads must be >= 1");
+  const int cores = d->o_.threads > 0 ? d->o_.threads : UsableCores();
+  d->workers_ = std::max(1, cores / d->o_.task_threads);
+  ConfigureThreads(d->o_.task_threads);
   d->registry_ = std::make_shared<prometheus::Registry>();
-  d->train_seconds_ =
+  d->train_histogram_ =
       &prometheus::BuildHistogram()
            .Name("shefl_client_train_seconds")
            .Help("Local training time of one (client, model) task")
@@ -95,6 +101,13 @@ absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Create(DaemonOptions o) {
                    .Name("shefl_client_bytes_total")
                    .Help("gRPC bytes (serialized + 5-byte header) by direction")
                    .Register(*d->registry_);
+  d->download_bytes_ =
+      &prometheus::BuildCounter()
+           .Name("shefl_client_download_bytes_total")
+           .Help("Model downloads: logical (what each client's own download "
+                 "would cost) and physical (what crossed the wire; a version "
+                 "is fetched once for all clients of the daemon)")
+           .Register(*d->registry_);
   d->rss_ = &prometheus::BuildGauge()
                  .Name("shefl_client_resident_memory_bytes")
                  .Help("Resident memory of the daemon process")
@@ -171,7 +184,7 @@ absl::Status Daemon::Prepare(const std::string& config_yaml) {
   const auto start = std::chrono::steady_clock::now();
   auto trainer = LocalTrainer::Create(*config, o_.clients, *device,
                                       o_.state_dir + "/residuals",
-                                      Fingerprint(config_yaml));
+                                      Fingerprint(config_yaml), workers_);
   if (!trainer.ok()) return trainer.status();
   trainer_ = std::move(*trainer);
   if (trainer_->residuals_loaded() > 0)
@@ -179,12 +192,14 @@ absl::Status Daemon::Prepare(const std::string& config_yaml) {
                                   " error-feedback residuals restored from ",
                                   o_.state_dir, "/residuals"));
   LogLine(o_.name,
-          absl::StrFormat("%d clients (%d..%d) ready on %s in %.1f s",
+          absl::StrFormat("%d clients (%d..%d) ready on %s in %.1f s; "
+                          "%d tasks at once, %d thread(s) each",
                           o_.clients.size(), o_.clients.front(),
                           o_.clients.back(), device->str(),
                           std::chrono::duration<double>(
                               std::chrono::steady_clock::now() - start)
-                              .count()));
+                              .count(),
+                          workers_, o_.task_threads));
   return absl::OkStatus();
 }
 
@@ -193,6 +208,42 @@ void Daemon::Book(int64_t round, int64_t client, int64_t model, Direction dir,
   ledger_.Add(round, client, model, dir, kind, bytes);
   bytes_->Add({{"direction", dir == Direction::kUp ? "up" : "down"}})
       .Increment(static_cast<double>(bytes));
+}
+
+// Splits a task into one item per model and queues them behind the last
+// round end, longest first (an item's work: the client's samples times its
+// epochs), so the long HPC members start early and the short ones fill in.
+void Daemon::EnqueueTask(v1::Task task) {
+  if (task.models_size() == 0) return;
+  auto shared = std::make_shared<const v1::Task>(std::move(task));
+  auto progress = std::make_shared<TaskProgress>();
+  progress->start = std::chrono::steady_clock::now();
+  progress->remaining = shared->models_size();
+  const double passes = shared->train().local_steps() > 0
+                            ? shared->train().local_steps()
+                            : std::max<uint64_t>(1, shared->train().local_epochs());
+  const double work =
+      static_cast<double>(trainer_->NumSamples(shared->client_id())) * passes;
+  for (const v1::ModelTask& mt : shared->models())
+    models_.Expect(mt.model_id(), mt.model_version(), shared->client_id());
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (int i = 0; i < shared->models_size(); ++i) {
+      Work w;
+      w.task = shared;
+      w.model_index = i;
+      w.expected_work = work;
+      w.progress = progress;
+      auto at = work_.end();
+      while (at != work_.begin()) {
+        auto prev = std::prev(at);
+        if (prev->round_end || prev->expected_work >= work) break;
+        at = prev;
+      }
+      work_.insert(at, std::move(w));
+    }
+  }
+  cv_.notify_all();
 }
 
 void Daemon::Enqueue(Work w) {

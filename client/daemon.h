@@ -8,6 +8,8 @@
 #define SHEFL_CLIENT_DAEMON_H_
 
 #include <atomic>
+#include <chrono>
+#include <map>
 #include <condition_variable>
 #include <deque>
 #include <memory>
@@ -23,6 +25,7 @@
 #include "absl/status/statusor.h"
 #include "common/metrics_server.h"
 #include "client/local_trainer.h"
+#include "client/model_cache.h"
 #include "common/accounting.h"
 #include "common/tls.h"
 #include "shefl.grpc.pb.h"
@@ -38,7 +41,13 @@ struct DaemonOptions {
   std::string out_dir = ".";      // <out_dir>/<name>.jsonl
   std::string state_dir;          // default <out_dir>/<name>.state
   std::string metrics_listen;
+  // Cores the daemon may use (<= 0: those of its affinity mask). It runs
+  // threads / task_threads training tasks at once, each on task_threads
+  // intra-op threads. One thread per task (the default) keeps results
+  // independent of how clients are packed into daemons (DESIGN.md
+  // section 1); more may change them by float rounding.
   int threads = 0;
+  int task_threads = 1;
   double initial_backoff_s = 0.25;  // reconnect delay, doubling...
   double max_backoff_s = 30;        // ...up to this (common/backoff.h)
   double heartbeat_s = 30;          // heartbeat after this long without a
@@ -64,8 +73,21 @@ class Daemon {
   enum class State { kDisconnected, kIdle, kTraining };
   void SetState(State s);
   static const char* StateName(State s);
-  struct Work {  // a task, or the end of a round (task unset)
-    v1::Task task;
+  // What the members of one task share: the per-task log line is written
+  // by the member that finishes last.
+  struct TaskProgress {
+    std::chrono::steady_clock::time_point start;
+    int remaining = 0;  // guarded by mu_
+    int sent = 0;       // guarded by mu_
+    double loss = 0;    // guarded by mu_
+  };
+  // One model of a task (an HPC's members are separate items, so they
+  // train side by side), or the end of a round (task unset).
+  struct Work {
+    std::shared_ptr<const v1::Task> task;
+    int model_index = 0;
+    double expected_work = 0;  // samples x epochs: longest first
+    std::shared_ptr<TaskProgress> progress;
     bool round_end = false;
     int64_t round = 0;
   };
@@ -73,12 +95,17 @@ class Daemon {
   explicit Daemon(DaemonOptions o);
   absl::StatusOr<SessionEnd> Session(v1::Coordinator::Stub& stub);
   absl::Status Prepare(const std::string& config_yaml);
-  void WorkLoop(v1::Coordinator::Stub* stub);
+  void WorkLoop(v1::Coordinator::Stub* stub, int slot);
+  void EnqueueTask(v1::Task task);
+  // Writes the lines of ended rounds whose items are all done. Caller holds mu_.
+  void FlushRoundEndsLocked();
+  int InFlightUpToLocked(int64_t round) const;
+  void RunModel(v1::Coordinator::Stub& stub, const Work& w, int slot);
+  void FinishItem(const Work& w, bool sent, double loss);
   void HeartbeatLoop(v1::Coordinator::Stub* stub, grpc::ClientContext* feed_ctx);
-  void RunTask(v1::Coordinator::Stub& stub, const v1::Task& task);
-  absl::StatusOr<std::vector<float>> Download(v1::Coordinator::Stub& stub,
-                                              const v1::Task& task,
-                                              const v1::ModelTask& mt);
+  absl::StatusOr<ModelCache::Weights> Download(
+      v1::Coordinator::Stub& stub, const v1::Task& task,
+      const v1::ModelTask& mt, const std::vector<int64_t>& also_for);
   absl::Status Upload(v1::Coordinator::Stub& stub, const v1::Task& task,
                       const v1::ModelTask& mt, const TrainedUpdate& u);
   void SettleResidual(const v1::Task& task, const v1::ModelTask& mt,
@@ -86,6 +113,13 @@ class Daemon {
   void Book(int64_t round, int64_t client, int64_t model, Direction dir,
             Traffic kind, uint64_t bytes);
   void WriteRoundLine(int64_t round);
+  // A model transfer: the bytes it counts for the clients it served, and
+  // the bytes that crossed the wire (requests up, chunks down).
+  struct DownloadBytes {
+    uint64_t logical_up = 0, logical_down = 0;
+    uint64_t physical_up = 0, physical_down = 0;
+  };
+  void BookDownload(int64_t round, const DownloadBytes& b);
   void Enqueue(Work w);
 
   DaemonOptions o_;
@@ -98,20 +132,31 @@ class Daemon {
   std::atomic<int64_t> closed_round_{0};
   std::unique_ptr<LocalTrainer> trainer_;
   ByteLedger ledger_;
-  double train_seconds_round_ = 0;  // worker thread only
+  ModelCache models_;  // each model version fetched once for all clients
 
   std::mutex mu_;
   std::condition_variable cv_;
-  std::deque<Work> work_;
+  std::deque<Work> work_;                   // guarded by mu_
+  std::map<int64_t, int> in_flight_;        // round -> items running; mu_
+  std::deque<int64_t> ended_rounds_;        // lines not yet written; mu_
+  std::map<int64_t, double> train_seconds_; // round -> sum; guarded by mu_
+  std::map<int64_t, DownloadBytes> downloads_;  // by round; guarded by mu_
+  int workers_ = 1;                         // tasks at once
   bool session_over_ = false;
   // When the feed last said something (steady clock, ns): the heartbeat
   // speaks only into a silence.
   std::atomic<int64_t> last_heard_ns_{0};
+  // When the feed last brought a task (steady clock, ns): a round's tasks
+  // come in one burst, and a fetch waits for its end so that it covers
+  // every client of this daemon that needs the version.
+  std::atomic<int64_t> last_task_ns_{0};
+  void AwaitTaskBurst() const;
 
   std::shared_ptr<prometheus::Registry> registry_;
   std::unique_ptr<MetricsServer> exposer_;
-  prometheus::Histogram* train_seconds_ = nullptr;
+  prometheus::Histogram* train_histogram_ = nullptr;
   prometheus::Family<prometheus::Counter>* bytes_ = nullptr;
+  prometheus::Family<prometheus::Counter>* download_bytes_ = nullptr;
   prometheus::Gauge* rss_ = nullptr;
   prometheus::Family<prometheus::Gauge>* state_gauges_ = nullptr;
   std::atomic<State> state_{State::kDisconnected};

@@ -1,5 +1,7 @@
 // One connection to the coordinator: register, hold the task feed, and
-// feed a worker thread that runs the tasks in the order they came.
+// feed the worker threads. Each model of a task is a work item; items of a
+// round run longest first on `workers_` threads, and a round's line is
+// written once all of its items are done.
 #include <grpcpp/client_context.h>
 
 #include <chrono>
@@ -78,7 +80,9 @@ absl::StatusOr<Daemon::SessionEnd> Daemon::Session(
     session_over_ = false;
   }
   SetState(State::kIdle);
-  std::thread worker([this, &stub] { WorkLoop(&stub); });
+  std::vector<std::thread> workers;
+  for (int slot = 0; slot < workers_; ++slot)
+    workers.emplace_back([this, &stub, slot] { WorkLoop(&stub, slot); });
   last_heard_ns_ = SteadyNs();
   std::thread beat([this, &stub, &feed_ctx] { HeartbeatLoop(&stub, &feed_ctx); });
   bool shutdown = false;
@@ -98,10 +102,14 @@ absl::StatusOr<Daemon::SessionEnd> Daemon::Session(
                std::chrono::milliseconds(task.deadline_in_ms()))
                   .time_since_epoch())
               .count());
-      Enqueue(Work{std::move(task), false, 0});
+      last_task_ns_ = SteadyNs();
+      EnqueueTask(std::move(task));
     } else if (msg.has_round_end()) {
       closed_round_ = static_cast<int64_t>(msg.round_end().round());
-      Enqueue(Work{{}, true, closed_round_});
+      Work end;
+      end.round_end = true;
+      end.round = closed_round_;
+      Enqueue(std::move(end));
     } else if (msg.has_shutdown()) {
       LogLine(o_.name, absl::StrCat("coordinator ended the run (",
                                     msg.shutdown().reason(), ")"));
@@ -116,8 +124,12 @@ absl::StatusOr<Daemon::SessionEnd> Daemon::Session(
     session_over_ = true;
   }
   cv_.notify_all();
-  worker.join();
+  for (std::thread& w : workers) w.join();
   beat.join();
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    FlushRoundEndsLocked();
+  }
   SetState(State::kDisconnected);
   return shutdown || stop_ ? SessionEnd::kShutdown : SessionEnd::kLost;
 }
@@ -160,7 +172,7 @@ void Daemon::HeartbeatLoop(v1::Coordinator::Stub* stub,
   }
 }
 
-void Daemon::WorkLoop(v1::Coordinator::Stub* stub) {
+void Daemon::WorkLoop(v1::Coordinator::Stub* stub, int slot) {
   for (;;) {
     Work w;
     {
@@ -169,20 +181,48 @@ void Daemon::WorkLoop(v1::Coordinator::Stub* stub) {
       if (work_.empty()) return;
       w = std::move(work_.front());
       work_.pop_front();
-      if (session_over_ && !w.round_end) continue;  // the session is gone
+      if (w.round_end) {
+        ended_rounds_.push_back(w.round);
+        FlushRoundEndsLocked();
+        continue;
+      }
+      if (session_over_) continue;  // the session is gone
+      if (in_flight_.empty()) SetState(State::kTraining);
+      ++in_flight_[w.task->round()];
     }
-    if (w.round_end) {
-      WriteRoundLine(w.round);
-      continue;
+    RunModel(*stub, w, slot);
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      const int64_t round = w.task->round();
+      if (--in_flight_[round] == 0) in_flight_.erase(round);
+      if (in_flight_.empty()) SetState(State::kIdle);
+      FlushRoundEndsLocked();
     }
-    if (static_cast<int64_t>(w.task.round()) <= closed_round_) {
-      LogLine(o_.name, absl::StrCat("skipping client ", w.task.client_id(),
-                                    ": round ", w.task.round(), " is over"));
-      continue;
-    }
-    SetState(State::kTraining);
-    RunTask(*stub, w.task);
-    SetState(State::kIdle);
+  }
+}
+
+// At most 1 s; the burst itself lasts microseconds to milliseconds. Only
+// the physical download bytes depend on it, never a result.
+void Daemon::AwaitTaskBurst() const {
+  constexpr int64_t kQuietNs = 30'000'000, kMaxNs = 1'000'000'000;
+  const int64_t start = SteadyNs();
+  while (SteadyNs() - last_task_ns_ < kQuietNs && SteadyNs() - start < kMaxNs)
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+}
+
+int Daemon::InFlightUpToLocked(int64_t round) const {
+  int n = 0;
+  for (auto it = in_flight_.begin();
+       it != in_flight_.end() && it->first <= round; ++it)
+    n += it->second;
+  return n;
+}
+
+void Daemon::FlushRoundEndsLocked() {
+  while (!ended_rounds_.empty() &&
+         InFlightUpToLocked(ended_rounds_.front()) == 0) {
+    WriteRoundLine(ended_rounds_.front());
+    ended_rounds_.pop_front();
   }
 }
 

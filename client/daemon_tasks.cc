@@ -26,10 +26,7 @@ std::chrono::system_clock::time_point Deadline(const v1::Task& task) {
       std::chrono::milliseconds(task.deadline_unix_ms()));
 }
 
-}  // namespace
-
-void Daemon::RunTask(v1::Coordinator::Stub& stub, const v1::Task& task) {
-  const auto start = std::chrono::steady_clock::now();
+TaskSettings SettingsOf(const v1::Task& task) {
   TaskSettings s;
   s.round = static_cast<int64_t>(task.round());
   s.lr = task.train().lr();
@@ -37,47 +34,66 @@ void Daemon::RunTask(v1::Coordinator::Stub& stub, const v1::Task& task) {
   s.local_steps = task.train().local_steps();
   s.batch_size = std::max<int64_t>(1, task.train().batch_size());
   s.prox_mu = task.train().prox_mu();
-  double loss = 0;
-  int done = 0;
-  for (const v1::ModelTask& mt : task.models()) {
-    if (static_cast<int64_t>(task.round()) <= closed_round_) break;
-    auto global = Download(stub, task, mt);
-    if (!global.ok()) {
-      LogLine(o_.name, absl::StrCat("client ", task.client_id(), " model ",
-                                    mt.model_id(), ": download failed: ",
-                                    global.status().message()));
-      continue;
-    }
-    auto update = trainer_->Train(task.client_id(), mt.model_id(), *global,
-                                  static_cast<int64_t>(mt.k()), s);
-    if (!update.ok()) {
-      LogLine(o_.name, absl::StrCat("client ", task.client_id(), " model ",
-                                    mt.model_id(), ": ",
-                                    update.status().message()));
-      continue;
-    }
-    train_seconds_->Observe(update->train_seconds);
-    train_seconds_round_ += update->train_seconds;
-    const absl::Status sent = Upload(stub, task, mt, *update);
-    SettleResidual(task, mt, sent);
-    if (!sent.ok()) {
-      LogLine(o_.name, absl::StrCat("client ", task.client_id(), " model ",
-                                    mt.model_id(), ": upload refused: ",
-                                    sent.message()));
-      continue;
-    }
-    loss += update->train_loss;
-    ++done;
+  return s;
+}
+
+}  // namespace
+
+// One model of one task: the model version (fetched once for all clients
+// of this daemon that need it), local training in `slot`, the upload.
+void Daemon::RunModel(v1::Coordinator::Stub& stub, const Work& w, int slot) {
+  const v1::Task& task = *w.task;
+  const v1::ModelTask& mt = task.models(w.model_index);
+  const int64_t client = task.client_id(), model = mt.model_id();
+  auto fail = [&](absl::string_view what, const absl::Status& st) {
+    LogLine(o_.name, absl::StrCat("client ", client, " model ", model, ": ",
+                                  what, st.message()));
+    FinishItem(w, false, 0);
+  };
+  if (static_cast<int64_t>(task.round()) <= closed_round_)
+    return fail("skipped: ",
+                absl::CancelledError(absl::StrCat("round ", task.round(),
+                                                  " is over")));
+  AwaitTaskBurst();
+  auto global = models_.Get(
+      model, mt.model_version(), client,
+      [&](const std::vector<int64_t>& also_for) {
+        return Download(stub, task, mt, also_for);
+      });
+  if (!global.ok()) return fail("download failed: ", global.status());
+  auto update = trainer_->Train(slot, client, model, **global,
+                                static_cast<int64_t>(mt.k()), SettingsOf(task));
+  if (!update.ok()) return fail("", update.status());
+  train_histogram_->Observe(update->train_seconds);
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    train_seconds_[task.round()] += update->train_seconds;
+  }
+  const absl::Status sent = Upload(stub, task, mt, *update);
+  SettleResidual(task, mt, sent);
+  if (!sent.ok()) return fail("upload refused: ", sent);
+  FinishItem(w, true, update->train_loss);
+}
+
+// The task's line, once its last model is done.
+void Daemon::FinishItem(const Work& w, bool sent, double loss) {
+  TaskProgress& p = *w.progress;
+  std::string line;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    p.sent += sent ? 1 : 0;
+    p.loss += sent ? loss : 0;
+    if (--p.remaining > 0) return;
+    line = absl::StrFormat(
+        "round %d client %d: %d/%d models sent, loss %.4f, %.1f s",
+        w.task->round(), w.task->client_id(), p.sent, w.task->models_size(),
+        p.sent ? p.loss / p.sent : 0.0,
+        std::chrono::duration<double>(std::chrono::steady_clock::now() -
+                                      p.start)
+            .count());
   }
   rss_->Set(static_cast<double>(ResidentBytes()));
-  LogLine(o_.name,
-          absl::StrFormat("round %d client %d: %d/%d models sent, loss %.4f, "
-                          "%.1f s",
-                          task.round(), task.client_id(), done,
-                          task.models_size(), done ? loss / done : 0.0,
-                          std::chrono::duration<double>(
-                              std::chrono::steady_clock::now() - start)
-                              .count()));
+  LogLine(o_.name, line);
 }
 
 // The coordinator's answer settles the error-feedback residual the upload
@@ -107,9 +123,13 @@ void Daemon::SettleResidual(const v1::Task& task, const v1::ModelTask& mt,
                                   st.message()));
 }
 
-absl::StatusOr<std::vector<float>> Daemon::Download(
+// Fetches the model for task.client_id() and `also_for` in one transfer.
+// Each covered client's books get the download as if it had made its own
+// (its own request, the same chunks: the logical bytes); the transfer
+// itself is counted once as physical bytes.
+absl::StatusOr<ModelCache::Weights> Daemon::Download(
     v1::Coordinator::Stub& stub, const v1::Task& task,
-    const v1::ModelTask& mt) {
+    const v1::ModelTask& mt, const std::vector<int64_t>& also_for) {
   const int64_t round = task.round(), client = task.client_id();
   const int64_t model = mt.model_id();
   v1::DownloadRequest req;
@@ -118,6 +138,8 @@ absl::StatusOr<std::vector<float>> Daemon::Download(
   req.set_client_id(client);
   req.set_model_id(model);
   req.set_model_version(mt.model_version());
+  v1::DownloadRequest alone = req;  // what each client's own would be
+  for (int64_t c : also_for) req.add_also_for_clients(c);
   grpc::ClientContext ctx;
   ctx.set_deadline(Deadline(task));
   auto reader = stub.DownloadModel(&ctx, req);
@@ -145,14 +167,24 @@ absl::StatusOr<std::vector<float>> Daemon::Download(
   // Booked only when the coordinator served it: a refused request is not
   // in its books either (it counts refusals apart).
   if (auto st = FromGrpc(reader->Finish()); !st.ok()) return st;
-  Book(round, client, model, Direction::kUp, Traffic::kControl,
-       WireSize(req));
-  Book(round, client, model, Direction::kDown, Traffic::kPayload, down);
+  DownloadBytes b;
+  b.physical_up = WireSize(req);
+  b.physical_down = down;
+  std::vector<int64_t> covered = also_for;
+  covered.push_back(client);
+  for (int64_t c : covered) {
+    alone.set_client_id(c);
+    Book(round, c, model, Direction::kUp, Traffic::kControl, WireSize(alone));
+    Book(round, c, model, Direction::kDown, Traffic::kPayload, down);
+    b.logical_up += WireSize(alone);
+    b.logical_down += down;
+  }
+  BookDownload(round, b);
   if (!ok || weights.size() != dim)
     return absl::DataLossError(absl::StrCat("model ", model, ": got ",
                                             weights.size(), " of ",
                                             trainer_->dim(), " weights"));
-  return weights;
+  return std::make_shared<const std::vector<float>>(std::move(weights));
 }
 
 absl::Status Daemon::Upload(v1::Coordinator::Stub& stub, const v1::Task& task,
@@ -185,6 +217,22 @@ absl::Status Daemon::Upload(v1::Coordinator::Stub& stub, const v1::Task& task,
   return absl::OkStatus();
 }
 
+void Daemon::BookDownload(int64_t round, const DownloadBytes& b) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    DownloadBytes& sum = downloads_[round];
+    sum.logical_up += b.logical_up;
+    sum.logical_down += b.logical_down;
+    sum.physical_up += b.physical_up;
+    sum.physical_down += b.physical_down;
+  }
+  download_bytes_->Add({{"kind", "logical"}})
+      .Increment(static_cast<double>(b.logical_up + b.logical_down));
+  download_bytes_->Add({{"kind", "physical"}})
+      .Increment(static_cast<double>(b.physical_up + b.physical_down));
+}
+
+// Caller holds mu_.
 void Daemon::WriteRoundLine(int64_t round) {
   nlohmann::json clients = nlohmann::json::object();
   ByteCounts daemon, total;
@@ -195,16 +243,23 @@ void Daemon::WriteRoundLine(int64_t round) {
     else
       clients[std::to_string(client)] = ToJson(b);
   }
+  const DownloadBytes dl = downloads_[round];
   nlohmann::json line = {{"round", round},
                          {"daemon", o_.name},
                          {"bytes_up", total.payload_up},
                          {"bytes_down", total.payload_down},
                          {"control_bytes", total.control()},
-                         {"train_seconds", train_seconds_round_},
+                         {"train_seconds", train_seconds_[round]},
+                         {"download_bytes_logical", dl.logical_up + dl.logical_down},
+                         {"download_bytes_physical", dl.physical_up + dl.physical_down},
+                         {"downloads",
+                          {{"logical", {{"up", dl.logical_up}, {"down", dl.logical_down}}},
+                           {"physical", {{"up", dl.physical_up}, {"down", dl.physical_down}}}}},
                          {"peak_rss_bytes", PeakRssBytes()},
                          {"bytes_by_client", clients},
                          {"daemon_bytes", ToJson(daemon)}};
-  train_seconds_round_ = 0;
+  train_seconds_.erase(train_seconds_.begin(), train_seconds_.upper_bound(round));
+  downloads_.erase(downloads_.begin(), downloads_.upper_bound(round));
   std::ofstream out(o_.out_dir + "/" + o_.name + ".jsonl", std::ios::app);
   out << line.dump() << "\n";
 }

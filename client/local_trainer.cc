@@ -2,6 +2,7 @@
 
 #include <ATen/ATen.h>
 
+#include <algorithm>
 #include <chrono>
 
 #include "absl/strings/str_cat.h"
@@ -14,7 +15,8 @@ namespace shefl {
 
 absl::StatusOr<std::unique_ptr<LocalTrainer>> LocalTrainer::Create(
     const ExperimentConfig& config, const std::vector<int64_t>& clients,
-    c10::Device device, const std::string& residual_dir, uint64_t fingerprint) {
+    c10::Device device, const std::string& residual_dir, uint64_t fingerprint,
+    int slots) {
   if (config.partition.scheme == "own")
     return absl::UnimplementedError(
         "partition.scheme 'own' (a daemon's local data folder) is not "
@@ -43,7 +45,7 @@ absl::StatusOr<std::unique_ptr<LocalTrainer>> LocalTrainer::Create(
   }
   auto shape = ShapeOf(t->train_, config.data.text_vocab);
   if (!shape.ok()) return shape.status();
-  for (int64_t m = 0; m < config.model.num_models; ++m) {
+  for (int slot = 0; slot < std::max(1, slots); ++slot) {
     auto net = MakeModel(config.model.name, *shape);
     if (!net.ok()) return net.status();
     (*net)->to(device);
@@ -59,7 +61,7 @@ uint64_t LocalTrainer::NumSamples(int64_t client) const {
 }
 
 absl::StatusOr<TrainedUpdate> LocalTrainer::Train(
-    int64_t client, int64_t model, const std::vector<float>& global,
+    int slot, int64_t client, int64_t model, const std::vector<float>& global,
     int64_t k, const TaskSettings& s) {
   using Clock = std::chrono::steady_clock;
   const auto start = Clock::now();
@@ -67,10 +69,12 @@ absl::StatusOr<TrainedUpdate> LocalTrainer::Train(
   if (shard == shards_.end())
     return absl::NotFoundError(
         absl::StrCat("client ", client, " is not hosted by this daemon"));
-  if (model < 0 || model >= static_cast<int64_t>(nets_.size()))
+  if (model < 0 || model >= config_.model.num_models)
     return absl::InvalidArgumentError(
         absl::StrCat("model id ", model, " is out of range"));
-  Net& net = *nets_[model];
+  if (slot < 0 || slot >= static_cast<int>(nets_.size()))
+    return absl::InvalidArgumentError(absl::StrCat("no training slot ", slot));
+  Net& net = *nets_[slot];
   if (auto st = Unflatten(global, net); !st.ok()) return st;
   try {
     const at::Tensor global_flat = Flatten(net).clone();

@@ -45,19 +45,26 @@ class LocalTrainer {
   // `clients` (partition from the shared spec; no other shard is built).
   // With error feedback on, accepted residuals are kept under
   // `residual_dir` (if not empty) and those of `fingerprint` found there
-  // are loaded.
+  // are loaded. `slots` tasks may train at once, each in its own slot.
   static absl::StatusOr<std::unique_ptr<LocalTrainer>> Create(
       const ExperimentConfig& config, const std::vector<int64_t>& clients,
       c10::Device device, const std::string& residual_dir = "",
-      uint64_t fingerprint = 0);
+      uint64_t fingerprint = 0, int slots = 1);
 
   int64_t dim() const { return dim_; }
   c10::Device device() const { return device_; }
   uint64_t NumSamples(int64_t client) const;
 
-  absl::StatusOr<TrainedUpdate> Train(int64_t client, int64_t model,
+  // Thread-safe across slots; one task at a time per slot, and per
+  // (client, model).
+  absl::StatusOr<TrainedUpdate> Train(int slot, int64_t client, int64_t model,
                                       const std::vector<float>& global,
                                       int64_t k, const TaskSettings& s);
+  absl::StatusOr<TrainedUpdate> Train(int64_t client, int64_t model,
+                                      const std::vector<float>& global,
+                                      int64_t k, const TaskSettings& s) {
+    return Train(0, client, model, global, k, s);
+  }
 
   // The coordinator's answer to the upload of Train's result for `round`.
   absl::Status Settle(int64_t client, int64_t model, int64_t round,
@@ -71,7 +78,10 @@ class LocalTrainer {
   c10::Device device_ = c10::Device(c10::kCPU);
   Dataset train_;
   std::map<int64_t, std::vector<int64_t>> shards_;
-  std::vector<std::shared_ptr<Net>> nets_;  // one per model id
+  // One network per slot: every task loads all of its state (parameters
+  // and floating buffers) from the global weights, so which network a
+  // task gets changes nothing.
+  std::vector<std::shared_ptr<Net>> nets_;
   std::unique_ptr<DeltaCompressor> compressor_;
   int64_t dim_ = 0;
   int residuals_loaded_ = 0;

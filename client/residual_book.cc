@@ -106,10 +106,11 @@ at::Tensor ResidualBook::InForce(int64_t client, int64_t model, int64_t round) {
     book_.erase(it);
     return at::Tensor();
   }
-  // Only the newest can be in force again: the coordinator never goes back
-  // past a round whose successor it has handed out.
-  rounds.erase(rounds.begin(), std::prev(rounds.end()));
-  return rounds.begin()->second;
+  // The newest is in force. The one before it is kept too: the coordinator
+  // checkpoints a round while the next one runs, so after a crash it may
+  // hand out again the round before the newest task's (never further back).
+  while (rounds.size() > 2) rounds.erase(rounds.begin());
+  return rounds.rbegin()->second;
 }
 
 void ResidualBook::Stage(int64_t client, int64_t model, int64_t round,

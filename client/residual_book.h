@@ -6,7 +6,8 @@
 // earlier checkpoint), residuals of that round or later are dropped: the
 // rerun starts from what was in force before, as the first run did, so a
 // resumed run with error feedback reaches the same models as one that was
-// never interrupted. Residuals the coordinator accepted are written to the
+// never interrupted (the coordinator may go back one round past a round it
+// has handed out, so the residual before the newest is kept). Residuals the coordinator accepted are written to the
 // daemon's state folder, so a restarted daemon starts from them.
 #ifndef SHEFL_CLIENT_RESIDUAL_BOOK_H_
 #define SHEFL_CLIENT_RESIDUAL_BOOK_H_

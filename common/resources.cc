@@ -1,5 +1,6 @@
 #include "common/resources.h"
 
+#include <sched.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -18,6 +19,14 @@ uint64_t ResidentBytes() {
   uint64_t pages_total = 0, pages_resident = 0;
   statm >> pages_total >> pages_resident;
   return pages_resident * static_cast<uint64_t>(::sysconf(_SC_PAGESIZE));
+}
+
+int UsableCores() {
+  int cpus = 0;
+  cpu_set_t set;
+  if (sched_getaffinity(0, sizeof(set), &set) == 0) cpus = CPU_COUNT(&set);
+  if (cpus <= 0) cpus = static_cast<int>(::sysconf(_SC_NPROCESSORS_ONLN));
+  return cpus > 0 ? cpus : 1;
 }
 
 }  // namespace shefl

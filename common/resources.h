@@ -1,4 +1,5 @@
-// This process's memory, for logs, metrics and benchmarks.
+// This process's memory and cores, for logs, metrics, benchmarks and
+// sizing thread pools.
 #ifndef SHEFL_COMMON_RESOURCES_H_
 #define SHEFL_COMMON_RESOURCES_H_
 
@@ -8,6 +9,9 @@ namespace shefl {
 
 uint64_t PeakRssBytes();      // high-water mark (getrusage)
 uint64_t ResidentBytes();     // now (/proc/self/statm)
+// The CPUs this process may run on: its affinity mask, not the machine's
+// core count (in a container or under taskset only these are ours).
+int UsableCores();
 
 }  // namespace shefl
 

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <future>
 #include <thread>
 
 #include "absl/strings/str_cat.h"
@@ -34,12 +35,15 @@ absl::Status Coordinator::Run() {
   for (int64_t t = first_round_; t < state_->config.rounds; ++t) {
     if (t > first_round_) WaitForDaemons(/*first=*/false);
     if (state_->stop) break;
-    if (auto st = RunRound(t); !st.ok()) {
+    if (absl::Status st = RunRound(t); !st.ok()) {
+      WaitForRecord().IgnoreError();
       LogLine("coordinator", absl::StrCat("round ", t + 1, " failed: ",
                                           st.message()));
       return st;
     }
   }
+  // The last round's evaluation, line and checkpoint.
+  if (auto st = WaitForRecord(); !st.ok()) return st;
   const double wall = prior_wall_seconds_ + Since(start);
   // Daemons first: their shutdown messages are booked too, so summary.json
   // holds every byte the run moved (and equals shefl_bytes_total).
@@ -114,7 +118,7 @@ absl::Status Coordinator::RunRound(int64_t t) {
   state_->Open(round_state, tasks);
   PushTasks(tasks);
   LogRoundOpen(plan, round);
-  double own = Since(start);
+  const double own = Since(start);
 
   // 3-4. Wait for the uploads (the handlers validate and buffer them).
   const auto wait_start = Clock::now();
@@ -127,7 +131,7 @@ absl::Status Coordinator::RunRound(int64_t t) {
   if (!complete && state_->stop) {
     LogLine("coordinator", absl::StrCat("round ", round, " abandoned: stopping"));
     state_->Finish(round - 1);
-    return absl::OkStatus();
+    return WaitForRecord();
   }
   if (!complete)
     LogLine("coordinator",
@@ -137,49 +141,91 @@ absl::Status Coordinator::RunRound(int64_t t) {
   auto not_published = Aggregate(aggregators);
   if (!not_published.ok()) return not_published.status();
 
-  const auto eval_start = Clock::now();
-  if (round % cfg.eval.every == 0 || round == cfg.rounds) {
-    auto eval = evaluator_->Evaluate([&] {
-      std::vector<ModelSnapshot> snaps;
-      for (int64_t m = 0; m < cfg.model.num_models; ++m)
-        snaps.push_back(state_->store->Get(m));
-      return snaps;
-    }());
-    if (!eval.ok()) return eval.status();
-    RecordEvaluation(*eval, round);
-  }
-  const double eval_seconds = Since(eval_start);
-  own += Since(close_start);
-  const double wall = Since(start);
-
-  // Record the round, then checkpoint: a crash between the two re-runs this
-  // round on resume (which drops rounds.jsonl lines past the checkpoint).
-  nlohmann::json line = RoundLine(*round_state, wall, own);
-  line["wait_seconds"] = waited;
-  line["eval_seconds"] = eval_seconds;
-  line["models_not_published"] = *not_published;
-  if (auto st = results_->AppendRound(line); !st.ok()) return st;
-  Failpoint("rounds.after_append");
-  if (auto st = state_->store->SaveCheckpoint(results_->checkpoint_path(), round);
-      !st.ok())
-    return st;
-  state_->metrics.SetRound(round);
-  state_->metrics.ObserveRoundSeconds(wall);
-  LogLine("coordinator",
-          absl::StrFormat("round %d/%d  acc %.4f  loss %.4f  up %.2f MB  "
-                          "down %.2f MB  %d accepted %d rejected %d late  "
-                          "%.1f s (own %.2f s)",
-                          round, cfg.rounds, last_eval_.ensemble_accuracy,
-                          last_eval_.ensemble_nll,
-                          line["bytes_up"].get<double>() / 1e6,
-                          line["bytes_down"].get<double>() / 1e6,
-                          round_state->accepted(), round_state->rejected(),
-                          round_state->late(), wall, own));
+  // The rest (evaluation, the line, the checkpoint) runs beside the next
+  // round's training, from snapshots of what this round published. It
+  // lags by at most one round: before this round's record starts, the
+  // previous one is done, so a resumed run goes back at most one round
+  // past a round it has handed out (client/residual_book.h keeps what
+  // that needs).
+  PendingRecord rec;
+  rec.round = round;
+  std::tie(rec.models, rec.versions) = state_->store->Snapshot();
+  rec.evaluate = round % cfg.eval.every == 0 || round == cfg.rounds;
+  rec.wall = Since(start);
+  rec.own = own + Since(close_start);
+  rec.line = RoundLine(*round_state, rec.wall, rec.own);
+  rec.line["wait_seconds"] = waited;
+  rec.line["models_not_published"] = *not_published;
+  const DownloadBook::Bytes dl = state_->downloads.Round(round);
+  rec.line["download_bytes_logical"] = dl.logical();
+  rec.line["download_bytes_physical"] = dl.physical();
+  rec.line["downloads"] = {
+      {"logical", {{"up", dl.logical_up}, {"down", dl.logical_down}}},
+      {"physical", {{"up", dl.physical_up}, {"down", dl.physical_down}}}};
+  rec.summary = absl::StrFormat(
+      "up %.2f MB  down %.2f MB (%.2f MB on the wire)  %d accepted %d "
+      "rejected %d late  %.1f s (own %.2f s)",
+      rec.line["bytes_up"].get<double>() / 1e6,
+      rec.line["bytes_down"].get<double>() / 1e6, dl.physical_down / 1e6,
+      round_state->accepted(), round_state->rejected(), round_state->late(),
+      rec.wall, rec.own);
+  if (auto st = WaitForRecord(); !st.ok()) return st;
+  pending_record_ = std::async(std::launch::async, [this, r = std::move(rec)] {
+    return Record(r);
+  });
   state_->Finish(round);
   v1::FeedMessage end;
   end.mutable_round_end()->set_round(round);
   for (const auto& session : state_->registry.Sessions()) session->feed.Push(end);
   return absl::OkStatus();
+}
+
+absl::Status Coordinator::WaitForRecord() {
+  if (!pending_record_.valid()) return absl::OkStatus();
+  return pending_record_.get();
+}
+
+// A closed round's evaluation, line and checkpoint: the line first, then
+// the checkpoint (a crash between the two re-runs the round on resume,
+// which drops rounds.jsonl lines past the checkpoint).
+absl::Status Coordinator::Record(const PendingRecord& rec) {
+  const ExperimentConfig& cfg = state_->config;
+  const auto eval_start = Clock::now();
+  if (rec.evaluate) {
+    auto eval = evaluator_->Evaluate(rec.models);
+    if (!eval.ok()) return eval.status();
+    RecordEvaluation(*eval, rec.round);
+  }
+  nlohmann::json line = rec.line;
+  AddEvaluation(&line);
+  line["eval_seconds"] = Since(eval_start);
+  if (auto st = results_->AppendRound(line); !st.ok()) return st;
+  Failpoint("rounds.after_append");
+  if (auto st = ModelStore::SaveCheckpoint(results_->checkpoint_path(),
+                                           rec.round, rec.models, rec.versions);
+      !st.ok())
+    return st;
+  state_->metrics.SetRound(rec.round);
+  state_->metrics.ObserveRoundSeconds(rec.wall);
+  LogLine("coordinator",
+          absl::StrFormat("round %d/%d  acc %.4f  loss %.4f  %s", rec.round,
+                          cfg.rounds, last_eval_.ensemble_accuracy,
+                          last_eval_.ensemble_nll, rec.summary));
+  return absl::OkStatus();
+}
+
+// The last evaluation's figures (a round without one repeats them, with
+// "evaluated": false until the first).
+void Coordinator::AddEvaluation(nlohmann::json* line) const {
+  const EvalResult& e = last_eval_;
+  (*line)["evaluated"] = evaluated_;
+  (*line)["ensemble_accuracy"] = e.ensemble_accuracy;
+  (*line)["model_accuracy"] = e.member_accuracy;
+  (*line)["ensemble_loss"] = e.ensemble_nll;
+  (*line)["model_loss"] = e.member_nll;
+  (*line)["ece"] = e.ece;
+  (*line)["mean_entropy"] = e.mean_entropy;
+  (*line)["member_variance"] = e.mean_member_variance;
 }
 
 // Which clients hold this round's tasks: what a person (or a test) needs

@@ -6,6 +6,7 @@
 
 #include <grpcpp/server.h>
 
+#include <future>
 #include <memory>
 #include <string>
 #include <vector>
@@ -76,6 +77,22 @@ class Coordinator {
   nlohmann::json RoundLine(const RoundState& state, double wall,
                            double own_seconds) const;
   void RecordEvaluation(const EvalResult& r, int64_t round);
+  // What a closed round still has to do: evaluate the models it
+  // published, write its line, checkpoint.
+  struct PendingRecord {
+    int64_t round = 0;
+    std::vector<ModelSnapshot> models;
+    std::vector<uint64_t> versions;
+    bool evaluate = false;
+    double wall = 0, own = 0;
+    nlohmann::json line;  // without the evaluation's figures
+    std::string summary;  // for the log line
+  };
+  absl::Status Record(const PendingRecord& rec);
+  // Waits for the previous round's Record; its status.
+  absl::Status WaitForRecord();
+  void AddEvaluation(nlohmann::json* line) const;
+  uint64_t RecordedSum(const char* key) const;
   absl::Status Finish(double wall_seconds);
   void ShutdownDaemons();
   void LingerForScrapes();
@@ -92,7 +109,11 @@ class Coordinator {
   int64_t first_round_ = 0;  // t of the first round this process runs
   double metrics_linger_s_ = 0;
 
-  // Evaluation history, for rounds.jsonl and summary.json.
+  // The previous round's Record, running beside this round.
+  std::future<absl::Status> pending_record_;
+
+  // Evaluation history, for rounds.jsonl and summary.json. Written by
+  // Record only; RunRound never reads it, so the two may overlap.
   EvalResult last_eval_;
   bool evaluated_ = false;
   double best_accuracy_ = 0;

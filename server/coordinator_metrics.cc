@@ -55,6 +55,15 @@ CoordinatorMetrics::CoordinatorMetrics()
                 .Help("gRPC bytes (serialized + 5-byte header) by direction "
                       "and tier; control traffic has tier=\"control\"")
                 .Register(r);
+  download_bytes_ =
+      &prometheus::BuildCounter()
+           .Name("shefl_download_bytes_total")
+           .Help("Model downloads by kind: logical (what each served "
+                 "client's own download would cost; also in "
+                 "shefl_bytes_total) and physical (what crossed the wire: a "
+                 "daemon fetches a version once for all its clients)")
+           .Register(r);
+  for (const char* kind : {"logical", "physical"}) download_bytes_->Add({{"kind", kind}});
   updates_ = &prometheus::BuildCounter()
                   .Name("shefl_updates_total")
                   .Help("Uploaded updates by result")
@@ -99,6 +108,12 @@ void CoordinatorMetrics::AddBytes(const std::string& direction,
                                   const std::string& tier, uint64_t bytes) {
   bytes_->Add({{"direction", direction}, {"tier", tier}})
       .Increment(static_cast<double>(bytes));
+}
+
+void CoordinatorMetrics::AddDownloadBytes(uint64_t logical,
+                                          uint64_t physical) {
+  download_bytes_->Add({{"kind", "logical"}}).Increment(static_cast<double>(logical));
+  download_bytes_->Add({{"kind", "physical"}}).Increment(static_cast<double>(physical));
 }
 
 void CoordinatorMetrics::CountUpdate(const std::string& result) {

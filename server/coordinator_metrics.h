@@ -31,6 +31,9 @@ class CoordinatorMetrics {
   // direction: "up" | "down"; tier: "hpc" | "lpc" | "control"
   void AddBytes(const std::string& direction, const std::string& tier,
                 uint64_t bytes);
+  // Model downloads: logical (each served client's own) and physical
+  // (what crossed the wire) bytes.
+  void AddDownloadBytes(uint64_t logical, uint64_t physical);
   // result: "accepted" | "rejected" | "late"
   void CountUpdate(const std::string& result);
   // rpc: "register" | "feed" | "download" | "upload"; reason: see
@@ -53,6 +56,7 @@ class CoordinatorMetrics {
   prometheus::Gauge* ensemble_ece_ = nullptr;
   prometheus::Family<prometheus::Gauge>* model_accuracy_;
   prometheus::Family<prometheus::Counter>* bytes_;
+  prometheus::Family<prometheus::Counter>* download_bytes_ = nullptr;
   prometheus::Family<prometheus::Counter>* updates_;
   prometheus::Gauge* clients_connected_;
   prometheus::Family<prometheus::Counter>* refusals_;

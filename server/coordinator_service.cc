@@ -1,6 +1,7 @@
 #include "server/coordinator_service.h"
 
 #include <algorithm>
+#include <set>
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
@@ -36,8 +37,7 @@ void CoordinatorService::Book(int64_t round, int64_t client, int64_t model,
   s_->ledger.Add(round, client, model, dir, kind, bytes);
   std::string tier = "control";
   if (kind == Traffic::kPayload)
-    tier = TierName(ClientTier(s_->config.clients,
-                               MethodHasTiers(s_->config.method), client));
+    tier = TierName(ClientTier(s_->config.clients, client));
   s_->metrics.AddBytes(dir == Direction::kUp ? "up" : "down", tier, bytes);
 }
 
@@ -177,6 +177,7 @@ grpc::Status CoordinatorService::DownloadModel(
   if (st.ok() && (!state || state->round() != round || state->closed()))
     st = LateError(absl::StrCat("round ", round, " is not open"));
   if (st.ok()) st = state->CheckAssigned(client, model, req->model_version());
+  if (st.ok()) st = CheckAlsoFor(session.get(), *state, *req);
   ModelSnapshot snapshot;
   if (st.ok()) {
     uint64_t version = 0;
@@ -185,9 +186,8 @@ grpc::Status CoordinatorService::DownloadModel(
       st = LateError("model changed: round closed");
   }
   if (!st.ok()) return Refuse("download", st, WireSize(*req));
-  Book(round, client, model, Direction::kUp, Traffic::kControl,
-       WireSize(*req));
   const std::vector<float>& w = *snapshot;
+  uint64_t down = 0;
   for (uint64_t off = 0; off < w.size() && !ctx->IsCancelled();
        off += kFloatsPerChunk) {
     const uint64_t n = std::min<uint64_t>(kFloatsPerChunk, w.size() - off);
@@ -196,12 +196,56 @@ grpc::Status CoordinatorService::DownloadModel(
     chunk.set_total(w.size());
     chunk.set_data(reinterpret_cast<const char*>(w.data() + off),
                    n * sizeof(float));
-    if (!writer->Write(chunk))
+    if (!writer->Write(chunk)) {
+      BookDownload(*req, down);
       return grpc::Status(grpc::StatusCode::CANCELLED, "download cancelled");
-    Book(round, client, model, Direction::kDown, Traffic::kPayload,
-         WireSize(chunk));
+    }
+    down += WireSize(chunk);
   }
+  BookDownload(*req, down);
   return grpc::Status::OK;
+}
+
+// Every client a shared download also serves must be this session's and
+// assigned the model, named once.
+absl::Status CoordinatorService::CheckAlsoFor(const DaemonSession* session,
+                                              const RoundState& state,
+                                              const v1::DownloadRequest& req) {
+  std::set<int64_t> seen = {static_cast<int64_t>(req.client_id())};
+  for (uint32_t c : req.also_for_clients()) {
+    if (!seen.insert(c).second)
+      return absl::InvalidArgumentError(
+          absl::StrCat("download: client ", c, " named twice"));
+    if (auto st = CheckOwner(session, c); !st.ok()) return st;
+    if (auto st = state.CheckAssigned(c, req.model_id(), req.model_version());
+        !st.ok())
+      return st;
+  }
+  return absl::OkStatus();
+}
+
+// Each client the download served is booked as if it had made its own
+// request and received the same chunks; the transfer once, as it was.
+void CoordinatorService::BookDownload(const v1::DownloadRequest& req,
+                                      uint64_t down) {
+  const int64_t round = req.round(), model = req.model_id();
+  v1::DownloadRequest alone = req;
+  alone.clear_also_for_clients();
+  DownloadBook::Bytes b;
+  b.physical_up = WireSize(req);
+  b.physical_down = down;
+  auto book = [&](int64_t client) {
+    alone.set_client_id(client);
+    Book(round, client, model, Direction::kUp, Traffic::kControl,
+         WireSize(alone));
+    Book(round, client, model, Direction::kDown, Traffic::kPayload, down);
+    b.logical_up += WireSize(alone);
+    b.logical_down += down;
+  };
+  book(req.client_id());
+  for (uint32_t c : req.also_for_clients()) book(c);
+  s_->downloads.Add(round, b);
+  s_->metrics.AddDownloadBytes(b.logical(), b.physical());
 }
 
 absl::Status CoordinatorService::CheckOwner(const DaemonSession* session,

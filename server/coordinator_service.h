@@ -46,6 +46,11 @@ class CoordinatorService final : public v1::Coordinator::Service {
   // UNAUTHENTICATED without a live session, PERMISSION_DENIED when the
   // session does not host `client`.
   absl::Status CheckOwner(const DaemonSession* session, int64_t client) const;
+  absl::Status CheckAlsoFor(const DaemonSession* session,
+                            const RoundState& state,
+                            const v1::DownloadRequest& req);
+  // Books a served download (`down`: the chunk bytes written).
+  void BookDownload(const v1::DownloadRequest& req, uint64_t down);
   // Counts a refused RPC (by reason; an upload also as rejected or late),
   // logs it, and returns its gRPC status. Its bytes stay out of the ledger.
   grpc::Status Refuse(const std::string& rpc, const absl::Status& st,

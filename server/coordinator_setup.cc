@@ -235,18 +235,10 @@ nlohmann::json Coordinator::RoundLine(const RoundState& rs, double wall,
     if (model != kNoModel)
       by_model[std::to_string(model)] = {{"payload_up", b.payload_up},
                                          {"payload_down", b.payload_down}};
-  const EvalResult& e = last_eval_;
+  // The evaluation's figures are added when it is done (AddEvaluation).
   return {{"round", rs.round()},
           {"wall_seconds", wall},
           {"coordinator_seconds", own},
-          {"evaluated", evaluated_},
-          {"ensemble_accuracy", e.ensemble_accuracy},
-          {"model_accuracy", e.member_accuracy},
-          {"ensemble_loss", e.ensemble_nll},
-          {"model_loss", e.member_nll},
-          {"ece", e.ece},
-          {"mean_entropy", e.mean_entropy},
-          {"member_variance", e.mean_member_variance},
           {"participants", rs.participants()},
           {"completed", rs.completed_clients()},
           {"updates_expected", rs.expected()},
@@ -262,6 +254,18 @@ nlohmann::json Coordinator::RoundLine(const RoundState& rs, double wall,
           {"bytes_by_client", by_client},
           {"bytes_by_model", by_model},
           {"daemon_bytes", ToJson(daemon)}};
+}
+
+// A field summed over the recorded rounds (resumed ones too).
+uint64_t Coordinator::RecordedSum(const char* key) const {
+  std::ifstream in(results_->dir() + "/rounds.jsonl");
+  uint64_t sum = 0;
+  std::string line;
+  while (std::getline(in, line)) {
+    auto j = nlohmann::json::parse(line, nullptr, false);
+    if (j.is_object()) sum += static_cast<uint64_t>(Num(j, key));
+  }
+  return sum;
 }
 
 absl::Status Coordinator::Finish(double wall) {
@@ -283,6 +287,8 @@ absl::Status Coordinator::Finish(double wall) {
       {"total_bytes_up", total.payload_up},
       {"total_bytes_down", total.payload_down},
       {"total_control_bytes", total.control()},
+      {"total_download_bytes_logical", RecordedSum("download_bytes_logical")},
+      {"total_download_bytes_physical", RecordedSum("download_bytes_physical")},
       {"bytes", ToJson(total)},
       {"wall_seconds", wall},
       {"coordinator_peak_rss_bytes", PeakRssBytes()},

@@ -19,6 +19,41 @@
 
 namespace shefl {
 
+// Model downloads, by round: the bytes they count for the clients they
+// served (logical: each client's own download, also in the ledger) and the
+// bytes that crossed the wire (physical: a daemon fetches a version once
+// for all its clients).
+class DownloadBook {
+ public:
+  // Requests go up, chunks come down.
+  struct Bytes {
+    uint64_t logical_up = 0, logical_down = 0;
+    uint64_t physical_up = 0, physical_down = 0;
+    uint64_t logical() const { return logical_up + logical_down; }
+    uint64_t physical() const { return physical_up + physical_down; }
+    Bytes& operator+=(const Bytes& o) {
+      logical_up += o.logical_up;
+      logical_down += o.logical_down;
+      physical_up += o.physical_up;
+      physical_down += o.physical_down;
+      return *this;
+    }
+  };
+  void Add(int64_t round, const Bytes& b) {
+    std::lock_guard<std::mutex> lock(mu_);
+    by_round_[round] += b;
+  }
+  Bytes Round(int64_t round) const {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = by_round_.find(round);
+    return it == by_round_.end() ? Bytes{} : it->second;
+  }
+
+ private:
+  mutable std::mutex mu_;
+  std::map<int64_t, Bytes> by_round_;  // guarded by mu_
+};
+
 struct CoordinatorState {
   CoordinatorState(ExperimentConfig cfg, std::unique_ptr<ModelStore> models)
       : config(std::move(cfg)),
@@ -31,6 +66,7 @@ struct CoordinatorState {
   std::unique_ptr<ModelStore> store;
   ClientRegistry registry;
   ByteLedger ledger;
+  DownloadBook downloads;
   CoordinatorMetrics metrics;
   std::atomic<bool> stop{false};
   // The deployment's registration token (--token-file); empty: none asked.

@@ -100,19 +100,26 @@ absl::Status WriteAll(int fd, const void* data, size_t size,
 
 }  // namespace
 
+std::pair<std::vector<ModelSnapshot>, std::vector<uint64_t>>
+ModelStore::Snapshot() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return {models_, versions_};
+}
+
 absl::Status ModelStore::SaveCheckpoint(const std::string& path,
                                         int64_t round) const {
+  auto [models, versions] = Snapshot();
+  return SaveCheckpoint(path, round, models, versions);
+}
+
+absl::Status ModelStore::SaveCheckpoint(
+    const std::string& path, int64_t round,
+    const std::vector<ModelSnapshot>& models,
+    const std::vector<uint64_t>& versions) {
   const std::string tmp = path + ".tmp";
   int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
   if (fd < 0) return Errno("cannot create checkpoint", tmp);
   Failpoint("checkpoint.before_write");
-  std::vector<ModelSnapshot> models;
-  std::vector<uint64_t> versions;
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    models = models_;
-    versions = versions_;
-  }
   const uint64_t header[3] = {static_cast<uint64_t>(round), models.size(),
                               models.empty() ? 0 : models[0]->size()};
   absl::Status st = WriteAll(fd, kMagic, sizeof(kMagic), tmp);

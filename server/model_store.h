@@ -40,6 +40,13 @@ class ModelStore {
   // Atomic checkpoint: write to a temp file, fsync, rename, fsync the dir.
   // Layout: magic "SHEFLCK1", round, M, d, versions[M], floats[M*d].
   absl::Status SaveCheckpoint(const std::string& path, int64_t round) const;
+  // All models and their versions, read together.
+  std::pair<std::vector<ModelSnapshot>, std::vector<uint64_t>> Snapshot() const;
+  // The same checkpoint of given snapshots (taken when `round` closed, so
+  // that a later round may publish meanwhile).
+  static absl::Status SaveCheckpoint(const std::string& path, int64_t round,
+                                     const std::vector<ModelSnapshot>& models,
+                                     const std::vector<uint64_t>& versions);
   // Loads a checkpoint; returns the round it was taken after.
   static absl::StatusOr<std::pair<std::unique_ptr<ModelStore>, int64_t>> LoadCheckpoint(
       const std::string& path);
