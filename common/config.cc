@@ -51,7 +51,8 @@ std::vector<Field> Fields(ExperimentConfig& c) {
       {"round_deadline_s", &c.round_deadline_s, 0.001, 86400},
       {"device", &c.device},
       {"data.dataset", &d.dataset, 0, 0,
-       {"fmnist", "mnist", "cifar10", "cifar100", "agnews", "synthetic"}},
+       {"fmnist", "mnist", "cifar10", "cifar100", "svhn", "agnews",
+        "synthetic"}},
       {"data.root", &d.root},
       {"data.synthetic_train", &d.synthetic_train, 1, 1e9},
       {"data.synthetic_test", &d.synthetic_test, 1, 1e9},
@@ -381,6 +382,13 @@ absl::Status Resolve(const std::string& source, const Origins& seen,
     return KeyError("train.local_epochs",
                     "0 epochs and 0 steps: nothing would be trained",
                     {"train.local_steps"});
+  // 000's pathological recipe: s = 4 shards a client, 20 for CIFAR-100,
+  // and S = N * s shards (400 for its 100 clients) so every client gets
+  // exactly s shards of equal size.
+  if (unset("partition.shards_per_client"))
+    c.partition.shards_per_client = c.data.dataset == "cifar100" ? 20 : 4;
+  if (unset("partition.shards"))
+    c.partition.shards = c.partition.shards_per_client * cl.num_clients;
   if (c.partition.scheme == "shards" &&
       c.partition.shards < c.partition.shards_per_client * cl.num_clients)
     return KeyError("partition.shards",

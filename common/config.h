@@ -15,7 +15,7 @@
 namespace shefl {
 
 struct DataConfig {
-  // fmnist | mnist | cifar10 | cifar100 | agnews | synthetic
+  // fmnist | mnist | cifar10 | cifar100 | svhn | agnews | synthetic
   std::string dataset = "fmnist";
   std::string root;  // empty: the dataset's standard folder
   // synthetic (seeded Gaussian mixture)
@@ -31,8 +31,8 @@ struct DataConfig {
 struct PartitionConfig {
   std::string scheme = "dirichlet";  // iid | dirichlet | shards | own
   double alpha = 0.6;                // dirichlet
-  int64_t shards = 400;              // shards: total shards S
-  int64_t shards_per_client = 4;     // shards: s per client
+  int64_t shards = 400;              // shards: S; unset, s * num_clients
+  int64_t shards_per_client = 4;     // s; unset, 4 (20 for cifar100, 000)
   int64_t min_samples = 1;           // dirichlet: redraw until each client has this many
 };
 

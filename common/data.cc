@@ -1,6 +1,6 @@
 // LoadDataset's dispatch, the folder layouts of each data set, and the
 // helpers the readers share. The readers themselves live in data_idx.cc,
-// data_cifar.cc, data_text.cc and data_synthetic.cc.
+// data_cifar.cc, data_svhn.cc, data_text.cc and data_synthetic.cc.
 #include "common/data.h"
 
 #include <zlib.h>
@@ -14,6 +14,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "common/data_svhn.h"
 
 namespace shefl {
 namespace {
@@ -99,11 +100,12 @@ absl::StatusOr<std::string> DefaultRoot(const std::string& dataset) {
   if (dataset == "cifar100") {
     return std::string("/usr/share/datasets/cifar-100-binary");
   }
+  if (dataset == "svhn") return std::string("/usr/share/datasets/svhn");
   if (dataset == "agnews") return std::string("/usr/share/datasets/ag_news_csv");
   if (dataset == "synthetic") return std::string();
   return absl::InvalidArgumentError(absl::StrCat(
       "unknown data.dataset '", dataset,
-      "' (fmnist | mnist | cifar10 | cifar100 | agnews | synthetic)"));
+      "' (fmnist | mnist | cifar10 | cifar100 | svhn | agnews | synthetic)"));
 }
 
 absl::StatusOr<Dataset> LoadDataset(const DataConfig& config, bool train,
@@ -117,6 +119,11 @@ absl::StatusOr<Dataset> LoadDataset(const DataConfig& config, bool train,
   }
   if (name == "cifar10" || name == "cifar100") {
     return LoadCifar(root, train, name == "cifar100");
+  }
+  if (name == "svhn") {
+    return ReadSvhnMat(
+        (fs::path(root) / (train ? "train_32x32.mat" : "test_32x32.mat"))
+            .string());
   }
   if (name == "agnews") {
     absl::Status status = CheckTextConfig(config);

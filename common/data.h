@@ -1,4 +1,4 @@
-// Data set readers: each real file format becomes a Dataset (dataset.h).
+// Data set readers (svhn: data_svhn.h): each format becomes a Dataset.
 //
 //   fmnist, mnist   IDX files (gzip or plain): x float32 [N,1,28,28],
 //                   (v/255 - mean)/std with FMNIST 0.2860/0.3530 and

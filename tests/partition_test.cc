@@ -262,3 +262,135 @@ TEST_CASE("paper-scale Dirichlet(0.6) split of 60,000 samples, 100 clients") {
 }
 
 }  // namespace shefl
+
+namespace shefl {
+namespace {
+
+// Sorted position of every index under the recipe's order: by label, ties
+// by index.
+std::vector<int64_t> SortedPositions(const std::vector<int64_t>& labels) {
+  std::vector<int64_t> order(labels.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = static_cast<int64_t>(i);
+  std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) {
+    return labels[a] < labels[b];
+  });
+  std::vector<int64_t> pos(labels.size());
+  for (size_t p = 0; p < order.size(); ++p) pos[order[p]] = static_cast<int64_t>(p);
+  return pos;
+}
+
+// Each client holds exactly s whole shards: the sorted positions
+// [floor(t*n/S), floor((t+1)*n/S)) for s distinct t.
+void CheckWholeShards(const std::vector<std::vector<int64_t>>& parts,
+                      const std::vector<int64_t>& labels, int64_t shards,
+                      int64_t s) {
+  const int64_t n = static_cast<int64_t>(labels.size());
+  const auto pos = SortedPositions(labels);
+  for (const auto& part : parts) {
+    std::vector<int64_t> count(shards, 0);
+    for (int64_t i : part) {
+      // The shard t with floor(t*n/S) <= pos < floor((t+1)*n/S).
+      int64_t t = pos[i] * shards / n;
+      while (t + 1 < shards && (t + 1) * n / shards <= pos[i]) ++t;
+      while (t * n / shards > pos[i]) --t;
+      count[t]++;
+    }
+    int64_t held = 0;
+    for (int64_t t = 0; t < shards; ++t) {
+      if (count[t] == 0) continue;
+      ++held;
+      CHECK(count[t] == (t + 1) * n / shards - t * n / shards);
+    }
+    CHECK(held == s);
+  }
+}
+
+}  // namespace
+
+TEST_CASE("shards follow 000's recipe: 400 label-sorted shards 4 per client") {
+  // 10 classes x 600 in a scrambled order; shards of 15 hold one label.
+  std::vector<int64_t> labels(6000);
+  for (int i = 0; i < 6000; ++i) labels[i] = (i * 7919) % 10;
+  PartitionConfig config = Scheme("shards");
+  config.shards = 400;
+  config.shards_per_client = 4;
+  auto parts = Partition(config, labels, 10, 100, 5);
+  REQUIRE(parts.ok());
+  CheckCover(*parts, 6000);
+  CheckWholeShards(*parts, labels, 400, 4);
+  int clients_with_several_labels = 0;
+  for (const auto& part : *parts) {
+    CHECK(part.size() == 60);
+    int classes = 0;
+    for (int64_t c : LabelCounts(labels, part, 10)) {
+      classes += c > 0;
+      CHECK(c % 15 == 0);
+    }
+    CHECK(classes <= 4);
+    clients_with_several_labels += classes > 1;
+  }
+  CHECK(clients_with_several_labels > 50);  // shards are dealt at random
+  auto again = Partition(config, labels, 10, 100, 5);
+  REQUIRE(again.ok());
+  CHECK(*again == *parts);
+  auto one = ClientIndices(config, labels, 10, 100, 42, 5);
+  REQUIRE(one.ok());
+  CHECK(*one == (*parts)[42]);
+  auto other = Partition(config, labels, 10, 100, 6);
+  REQUIRE(other.ok());
+  CHECK(*other != *parts);
+}
+
+TEST_CASE("shards with unequal classes stay whole and contiguous") {
+  // SVHN-like skew, n not a multiple of S: shard sizes differ by one and a
+  // shard may straddle two labels, so a client sees at most 2s labels.
+  std::vector<int64_t> labels;
+  for (int k = 0; k < 10; ++k)
+    for (int i = 0; i < 300 + 97 * k; ++i) labels.push_back(k);
+  std::vector<int64_t> scrambled(labels.size());
+  for (size_t i = 0; i < labels.size(); ++i)
+    scrambled[(i * 7919) % labels.size()] = labels[i];
+  PartitionConfig config = Scheme("shards");
+  config.shards = 400;
+  config.shards_per_client = 4;
+  auto parts = Partition(config, scrambled, 10, 100, 3);
+  REQUIRE(parts.ok());
+  const int64_t n = static_cast<int64_t>(scrambled.size());
+  CheckCover(*parts, n);
+  CheckWholeShards(*parts, scrambled, 400, 4);
+  for (const auto& part : *parts) {
+    CHECK(static_cast<int64_t>(part.size()) >= 4 * (n / 400));
+    CHECK(static_cast<int64_t>(part.size()) <= 4 * (n / 400 + 1));
+    int classes = 0;
+    for (int64_t c : LabelCounts(scrambled, part, 10)) classes += c > 0;
+    CHECK(classes <= 8);
+  }
+}
+
+TEST_CASE("shards defaults: s is 4 or 20 for cifar100 and S is s times N") {
+  auto fm = ParseConfig("partition:\n  scheme: shards\n", "a.yaml");
+  REQUIRE(fm.ok());
+  CHECK(fm->partition.shards_per_client == 4);
+  CHECK(fm->partition.shards == 400);
+  auto c100 = ParseConfig(
+      "data:\n  dataset: cifar100\npartition:\n  scheme: shards\n", "b.yaml");
+  REQUIRE(c100.ok());
+  CHECK(c100->partition.shards_per_client == 20);
+  CHECK(c100->partition.shards == 2000);
+  auto small = ParseConfig(
+      "clients:\n  num_clients: 10\n  num_hpc: 5\npartition:\n  scheme: "
+      "shards\n  shards_per_client: 2\n",
+      "c.yaml");
+  REQUIRE(small.ok());
+  CHECK(small->partition.shards_per_client == 2);
+  CHECK(small->partition.shards == 20);
+  auto fixed = ParseConfig(
+      "data:\n  dataset: cifar100\npartition:\n  scheme: shards\n  shards: "
+      "2500\n",
+      "d.yaml");
+  REQUIRE(fixed.ok());
+  CHECK(fixed->partition.shards == 2500);
+  CHECK(fixed->partition.shards_per_client == 20);
+}
+
+}  // namespace shefl
