@@ -230,7 +230,7 @@ TEST_CASE("round trip at every density and value type, size predicted") {
   }
 }
 
-TEST_CASE("index format follows density: Golomb-Rice when sparse, dense when full") {
+TEST_CASE("index format follows density: Golomb-Rice when sparse and dense when full") {
   const uint64_t d = 80000;
   auto format = [&](double rho) {
     const SparseDelta s = RandomDelta(d, rho, 3);

@@ -201,7 +201,7 @@ TEST_CASE("the code parameter minimises the worst case and fits the floor") {
   CHECK(IndexCodeParameter(kCodecMaxDim, 1) == 31);
 }
 
-TEST_CASE("Golomb-Rice never exceeds Elias-Fano; one big gap attains it") {
+TEST_CASE("Golomb-Rice never exceeds Elias-Fano and one big gap attains it") {
   std::mt19937_64 rng(8);
   for (int t = 0; t < 200; ++t) {
     const uint64_t d = 1 + rng() % 100000;
@@ -275,7 +275,7 @@ TEST_CASE("predicted size equals the encoded size for random sets") {
   }
 }
 
-TEST_CASE("the encoder picks the smallest form, ties in a fixed order") {
+TEST_CASE("the encoder picks the smallest form with ties in a fixed order") {
   std::mt19937_64 rng(5);
   for (int t = 0; t < 400; ++t) {
     const uint64_t d = 1 + rng() % 20000;
@@ -357,7 +357,7 @@ TEST_CASE("the size bound holds for random and adversarial sets") {
   }
 }
 
-TEST_CASE("LargestKForBudget with the new forms: k fits, k + 1 does not") {
+TEST_CASE("LargestKForBudget with the new forms: k fits and k + 1 does not") {
   for (uint64_t d : {1ull, 9ull, 1000ull, 582026ull, 11200000ull}) {
     for (uint64_t budget : {20ull, 700ull, 40000ull, 3000000ull}) {
       auto k = LargestKForBudget(d, budget, ValueType::kFp16);
@@ -429,7 +429,7 @@ TEST_CASE("byte layout of the bit codes and the dense form") {
   CHECK(out.empty());
 }
 
-TEST_CASE("decoder refuses bad Golomb-Rice, Elias-Fano and dense bytes") {
+TEST_CASE("decoder refuses bad Golomb-Rice and Elias-Fano and dense bytes") {
   using F = IndexFormat;
   // d = 10, k = 1: b = 2; index 5 is gap 5 = 1*4 + 1: bits 0 1 1 0 = 0x06.
   const std::string rice1 = Head(F::kGolombRice, 10, 1);
@@ -476,7 +476,7 @@ TEST_CASE("decoder refuses bad Golomb-Rice, Elias-Fano and dense bytes") {
                     "unknown index format 5 (this decoder knows 0-4");
 }
 
-TEST_CASE("new forms: every truncation refused, every accepted corruption canonical") {
+TEST_CASE("new forms: every truncation refused and every accepted corruption canonical") {
   const SparseDelta s = WithValues(3000, Bernoulli(3000, 0.05, 2));
   std::vector<uint32_t> all(50);
   for (uint32_t i = 0; i < 50; ++i) all[i] = i;
