@@ -102,9 +102,9 @@ uint64_t PredictEncodedSize(uint64_t d, const std::vector<uint32_t>& indices,
 // An upper bound on the encoded size of every index set of at most k
 // entries of [0, d), for budgeting before top-k runs: the smallest of the
 // index forms' own worst cases (bitmap and Elias-Fano have a fixed size).
-// O(1). Nondecreasing in k. Attained (the set 0..k-2 and d-1 does) wherever
-// the varint form of that set is no smaller than the chosen one, which is
-// every case the tests try above density 0.02.
+// O(1). Nondecreasing in k. Not proven tight, but codec_test finds a set
+// that reaches it for every (d, k < d) it tries (one gap of d - k, or gaps
+// that are multiples of 2^b long enough for 2-byte varints).
 
 uint64_t PredictEncodedSizeUpperBound(uint64_t d, uint64_t k, ValueType type);
 
