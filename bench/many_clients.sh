@@ -6,7 +6,9 @@
 # aggregating: coordinator_seconds in rounds.jsonl; evaluation runs beside
 # the next round and is shown apart) and its share of the round, the median
 # share (target: under 5%), the start-up and registration time, and the
-# coordinator's and the daemon's peak RSS.
+# coordinator's and the daemon's peak RSS. A round's wall time starts when
+# it opens: time spent before that (start-up; a round waiting for the
+# previous round's evaluation to finish) is printed apart.
 #   bench/many_clients.sh [ROUNDS] [extra shefl run args...]
 #   SHEFL_BUILD=build-foo bench/many_clients.sh   # another build directory
 set -euo pipefail
@@ -36,10 +38,13 @@ for r in rows:
     shares.append(share)
     print(f'round {r["round"]}: wall {r["wall_seconds"]:.1f} s, coordinator {r["coordinator_seconds"]:.3f} s '
           f'({100*share:.2f}%), evaluation {r.get("eval_seconds", float("nan")):.2f} s (beside the next round), '
-          f'{r["participants"]} clients, {r["updates_accepted"]} updates, acc {r["ensemble_accuracy"]:.4f}')
+          f'{len(r["participants"])} clients, {r["updates_accepted"]} updates, acc {r["ensemble_accuracy"]:.4f}')
 print(f'median coordinator share of round wall time: {100*statistics.median(shares):.2f}% over {len(rows)} rounds '
       f'(max {100*max(shares):.2f}%; target < 5%)')
-print(f'whole run incl. start-up and registration of 1,000 clients: {end-start:.1f} s')
+total, in_rounds = end - start, sum(r["wall_seconds"] for r in rows)
+print(f'whole run incl. start-up and registration of 1,000 clients: {total:.1f} s, '
+      f'of which inside rounds {in_rounds:.1f} s; outside any round {total-in_rounds:.1f} s '
+      f'(start-up, registration, a round waiting for the evaluation before the last, the last evaluation)')
 print(f'coordinator peak RSS: {s["coordinator_peak_rss_bytes"]/2**20:.0f} MiB')
 rss = [x["peak_rss_bytes"] for x in d if "peak_rss_bytes" in x]
 print(f'daemon peak RSS: {max(rss)/2**20:.0f} MiB' if rss else 'daemon peak RSS: not logged')
