@@ -10,7 +10,9 @@ as the config; its own partition and sampling draws (this measures time,
 not accuracy).
 
   bench/paper_round.py [--rounds R] [--seed S]
-Prints one JSON line per round: {"round", "seconds", "accuracy"}.
+Prints one JSON line per round: {"round", "seconds", "accuracy",
+"train_samples"} (samples trained on: shard sizes times epochs, summed over
+every (client, model) of the round).
 """
 import argparse
 import gzip
@@ -135,6 +137,8 @@ def main():
         hpcs = [rng.choice(c) for c in hpc_clusters]
         lpcs = [rng.choice(c) for c in lpc_clusters]
         sums = {(m, g): [torch.zeros(d), 0] for m in range(M) for g in "HL"}
+        samples = EPOCHS * (M * sum(len(shards[h]) for h in hpcs) +
+                            sum(len(shards[l]) for l in lpcs))
         for h in hpcs:
             for m in range(M):
                 delta = topk(train(nets[m], models[m], x, y, shards[h], rng), k)
@@ -153,7 +157,8 @@ def main():
             models[m] = models[m] + beta * dh + (1 - beta) * dl
         acc = evaluate(nets, models, tx, ty)
         print(json.dumps({"round": t + 1, "seconds": time.time() - start,
-                          "accuracy": acc}), flush=True)
+                          "accuracy": acc, "train_samples": samples}),
+              flush=True)
 
 
 if __name__ == "__main__":

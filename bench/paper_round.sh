@@ -8,10 +8,14 @@
 # (scripts/test.sh or scripts/run.sh) and python3-torch (installed here if
 # missing, from Debian).
 #
-# Our time per round is the critical path of the run's rounds: the sum of
-# their wall_seconds (open to close; evaluation of round t runs beside
-# round t+1) plus the last round's evaluation, over the rounds. Python's is
-# its own per-round wall time, training and evaluation included. Both
+# Our time is the critical path of the run's rounds: the sum of their
+# wall_seconds (open to close, with any wait for the previous round's
+# evaluation, which runs beside the next round) plus the last round's
+# evaluation. Python's is its own wall time, training and evaluation
+# included. The two draw their own partitions and cohorts, so a round's
+# work differs between them: the ratio that counts divides each time by the
+# samples trained on (shard sizes x epochs over every (client, model):
+# train_samples in the daemons' lines and in the script's output). Both
 # hold OpenBLAS to one thread; Python keeps torch's default threads.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -19,7 +23,11 @@ SITTINGS="${1:-3}"; shift || true
 ROUNDS="${1:-3}"; shift || true
 export OPENBLAS_NUM_THREADS=1
 [ -x "$ROOT/build/bin/shefl" ] || { echo "build first: scripts/test.sh or scripts/run.sh" >&2; exit 1; }
-if ! python3 -c 'import torch' 2>/dev/null; then
+# Debian's python3-torch lives in the system interpreter (a python3 earlier
+# on PATH, such as pyenv's, would not see it).
+PY=/usr/bin/python3
+[ -x "$PY" ] || PY=python3
+if ! "$PY" -c 'import torch' 2>/dev/null; then
   echo "paper_round: installing python3-torch (Debian)" >&2
   sudo=""; [ "$(id -u)" -ne 0 ] && sudo="sudo"
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends python3-torch >/dev/null
@@ -31,23 +39,33 @@ for s in $(seq 1 "$SITTINGS"); do
     --set rounds="$ROUNDS" "$@" > "$OUT/ours-$s.log" 2>&1 \
     || { tail -20 "$OUT/ours-$s.log" >&2; exit 1; }
   echo "sitting $s/$SITTINGS: python" >&2
-  python3 "$ROOT/bench/paper_round.py" --rounds "$ROUNDS" > "$OUT/python-$s.jsonl"
+  "$PY" "$ROOT/bench/paper_round.py" --rounds "$ROUNDS" > "$OUT/python-$s.jsonl"
 done
 python3 - "$OUT" "$SITTINGS" <<'PY'
-import json, statistics, sys
+import glob, json, statistics, sys
 out, sittings = sys.argv[1], int(sys.argv[2])
-ours, py, shares = [], [], []
+ours, py, ours_k, py_k, shares = [], [], [], [], []
 for s in range(1, sittings + 1):
     rows = [json.loads(l) for l in open(f"{out}/ours-{s}/rounds.jsonl") if l.strip()]
-    per_round = (sum(r["wall_seconds"] for r in rows) + rows[-1]["eval_seconds"]) / len(rows)
+    seconds = sum(r["wall_seconds"] for r in rows) + rows[-1]["eval_seconds"]
+    samples = sum(json.loads(l)["train_samples"]
+                  for f in glob.glob(f"{out}/ours-{s}/daemons/*.jsonl")
+                  for l in open(f) if l.strip())
     share = sum(r["coordinator_seconds"] for r in rows) / sum(r["wall_seconds"] for r in rows)
     prow = [json.loads(l) for l in open(f"{out}/python-{s}.jsonl") if l.strip()]
-    p = statistics.mean(r["seconds"] for r in prow)
-    ours.append(per_round); py.append(p); shares.append(share)
-    print(f"sitting {s}: shefl {per_round:.1f} s/round (acc {rows[-1]['ensemble_accuracy']:.3f}, "
-          f"coordinator {100*share:.1f}%), python {p:.1f} s/round (acc {prow[-1]['accuracy']:.3f})")
+    p = sum(r["seconds"] for r in prow)
+    p_samples = sum(r["train_samples"] for r in prow)
+    ours.append(seconds / len(rows)); py.append(p / len(prow)); shares.append(share)
+    ours_k.append(1000 * seconds / samples); py_k.append(1000 * p / p_samples)
+    print(f"sitting {s}: shefl {ours[-1]:.1f} s/round, {ours_k[-1]:.3f} s per 1000 samples trained "
+          f"(acc {rows[-1]['ensemble_accuracy']:.3f}, coordinator {100*share:.1f}%); "
+          f"python {py[-1]:.1f} s/round, {py_k[-1]:.3f} s per 1000 samples (acc {prow[-1]['accuracy']:.3f})")
 mo, mp = statistics.median(ours), statistics.median(py)
-print(f"median seconds per round: shefl {mo:.1f}, python {mp:.1f}; ratio shefl/python {mo/mp:.2f} "
-      f"(target <= 0.70); coordinator's own share {100*statistics.median(shares):.1f}% (target < 5%)")
+ko, kp = statistics.median(ours_k), statistics.median(py_k)
+print(f"median seconds per round: shefl {mo:.1f}, python {mp:.1f} (ratio {mo/mp:.2f}; the two sample "
+      f"different clients, so rounds differ in work)")
+print(f"median seconds per 1000 samples trained: shefl {ko:.3f}, python {kp:.3f}; "
+      f"ratio shefl/python {ko/kp:.2f} (target <= 0.70)")
+print(f"coordinator's own share of the round: {100*statistics.median(shares):.1f}% (target < 5%)")
 PY
 echo "runs: $OUT"

@@ -140,6 +140,9 @@ class Daemon {
   std::map<int64_t, int> in_flight_;        // round -> items running; mu_
   std::deque<int64_t> ended_rounds_;        // lines not yet written; mu_
   std::map<int64_t, double> train_seconds_; // round -> sum; guarded by mu_
+  // Samples trained on (shard size x passes over it), by round: the work
+  // done, to compare rounds that sampled different clients; mu_.
+  std::map<int64_t, uint64_t> train_samples_;
   std::map<int64_t, DownloadBytes> downloads_;  // by round; guarded by mu_
   int workers_ = 1;                         // tasks at once
   bool session_over_ = false;

@@ -68,6 +68,11 @@ void Daemon::RunModel(v1::Coordinator::Stub& stub, const Work& w, int slot) {
   {
     std::lock_guard<std::mutex> lock(mu_);
     train_seconds_[task.round()] += update->train_seconds;
+    const TaskSettings ts = SettingsOf(task);
+    train_samples_[task.round()] +=
+        ts.local_steps > 0
+            ? static_cast<uint64_t>(ts.local_steps * ts.batch_size)
+            : update->num_samples * static_cast<uint64_t>(std::max<int64_t>(1, ts.local_epochs));
   }
   const absl::Status sent = Upload(stub, task, mt, *update);
   SettleResidual(task, mt, sent);
@@ -250,6 +255,7 @@ void Daemon::WriteRoundLine(int64_t round) {
                          {"bytes_down", total.payload_down},
                          {"control_bytes", total.control()},
                          {"train_seconds", train_seconds_[round]},
+                         {"train_samples", train_samples_[round]},
                          {"download_bytes_logical", dl.logical_up + dl.logical_down},
                          {"download_bytes_physical", dl.physical_up + dl.physical_down},
                          {"downloads",
@@ -259,6 +265,7 @@ void Daemon::WriteRoundLine(int64_t round) {
                          {"bytes_by_client", clients},
                          {"daemon_bytes", ToJson(daemon)}};
   train_seconds_.erase(train_seconds_.begin(), train_seconds_.upper_bound(round));
+  train_samples_.erase(train_samples_.begin(), train_samples_.upper_bound(round));
   downloads_.erase(downloads_.begin(), downloads_.upper_bound(round));
   std::ofstream out(o_.out_dir + "/" + o_.name + ".jsonl", std::ios::app);
   out << line.dump() << "\n";

@@ -147,14 +147,21 @@ absl::Status Coordinator::RunRound(int64_t t) {
   // previous one is done, so a resumed run goes back at most one round
   // past a round it has handed out (client/residual_book.h keeps what
   // that needs).
+  // The previous round's record must be done before this one's starts:
+  // its wait (evaluation outlasting a round) is part of this round's wall
+  // time, not of the coordinator's own.
+  const auto record_wait_start = Clock::now();
+  if (auto st = WaitForRecord(); !st.ok()) return st;
+  const double record_wait = Since(record_wait_start);
   PendingRecord rec;
   rec.round = round;
   std::tie(rec.models, rec.versions) = state_->store->Snapshot();
   rec.evaluate = round % cfg.eval.every == 0 || round == cfg.rounds;
   rec.wall = Since(start);
-  rec.own = own + Since(close_start);
+  rec.own = own + Since(close_start) - record_wait;
   rec.line = RoundLine(*round_state, rec.wall, rec.own);
   rec.line["wait_seconds"] = waited;
+  rec.line["record_wait_seconds"] = record_wait;
   rec.line["models_not_published"] = *not_published;
   const DownloadBook::Bytes dl = state_->downloads.Round(round);
   rec.line["download_bytes_logical"] = dl.logical();
@@ -169,7 +176,6 @@ absl::Status Coordinator::RunRound(int64_t t) {
       rec.line["bytes_down"].get<double>() / 1e6, dl.physical_down / 1e6,
       round_state->accepted(), round_state->rejected(), round_state->late(),
       rec.wall, rec.own);
-  if (auto st = WaitForRecord(); !st.ok()) return st;
   pending_record_ = std::async(std::launch::async, [this, r = std::move(rec)] {
     return Record(r);
   });

@@ -489,6 +489,9 @@ TEST_CASE("every RPC refuses every kind of wrong peer and changes nothing",
   const Claim as_a = a.Own(tasks_a[0], tasks_a[0].models(0), p.token, dim);
   WaitLedgerSettled(s);
   const std::string rounds_path = dir / "out/rounds.jsonl";
+  // Round 1's line follows its evaluation, which runs beside round 2.
+  REQUIRE(testing::WaitUntil(
+      [&] { return testing::ReadJsonl(rounds_path).size() == 1; }, 60));
   const Books before = Snapshot(c, rounds_path);
   REQUIRE(before.rounds != "");
 

@@ -892,6 +892,11 @@ ClaimRound UploadClaimingHugeNumSamples(Harness& h,
 // After the round: each model is the equal-weight aggregate. Had the claim
 // counted, the claimant's values would dominate its group's mean.
 void CheckClaimIgnored(Harness& h, const ClaimRound& c) {
+  // The round's line follows its evaluation, which runs beside the next
+  // round: wait for it.
+  REQUIRE(testing::WaitUntil(
+      [&] { return testing::ReadJsonl(h.dir / "out/rounds.jsonl").size() >= 1; },
+      60));
   REQUIRE(testing::ReadJsonl(h.dir / "out/rounds.jsonl").size() == 1u);
   for (size_t m = 0; m < c.before.size(); ++m) {
     INFO("model " << m);
@@ -1044,6 +1049,9 @@ TEST_CASE("10000 hostile uploads are refused by reason and 1000 good ones pass",
   CHECK(h.UploadZeros(round2, {{t.done.client, t.done.model}}) ==
         kPairsPerRound - 1);
   std::vector<v1::Task> tasks = h.NextTasks(kCohort);
+  REQUIRE(testing::WaitUntil(
+      [&] { return testing::ReadJsonl(h.dir / "out/rounds.jsonl").size() >= 2; },
+      60));
   std::vector<nlohmann::json> lines =
       testing::ReadJsonl(h.dir / "out/rounds.jsonl");
   REQUIRE(lines.size() == 2u);

@@ -39,7 +39,11 @@ TEST_CASE("a deadline closes a round with what arrived, late updates never appli
   }
   auto next = h.NextTasks();  // the deadline closed round 1
   REQUIRE(next.size() == 5u);
-  auto rounds = testing::ReadJsonl(h.dir / "out/rounds.jsonl");
+  // Round 1's line follows its evaluation, which runs beside round 2.
+  const std::string lines_path = h.dir / "out/rounds.jsonl";
+  REQUIRE(testing::WaitUntil(
+      [&] { return testing::ReadJsonl(lines_path).size() >= 1; }, 60));
+  auto rounds = testing::ReadJsonl(lines_path);
   REQUIRE(rounds.size() == 1u);
   CHECK(rounds[0]["updates_expected"] == 2 * 3 + 3);
   CHECK(rounds[0]["updates_accepted"] == 3);
@@ -82,7 +86,9 @@ TEST_CASE("a deadline closes a round with what arrived, late updates never appli
   // with no weight to move unless a late update got in.
   CHECK(h.UploadZeros(next) == 9);
   REQUIRE(h.NextTasks().size() == 5u);
-  rounds = testing::ReadJsonl(h.dir / "out/rounds.jsonl");
+  REQUIRE(testing::WaitUntil(
+      [&] { return testing::ReadJsonl(lines_path).size() >= 2; }, 60));
+  rounds = testing::ReadJsonl(lines_path);
   REQUIRE(rounds.size() == 2u);
   CHECK(rounds[1]["updates_late"] == 4);
   CHECK(rounds[1]["updates_accepted"] == 9);

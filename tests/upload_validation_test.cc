@@ -92,7 +92,12 @@ TEST_CASE("bad uploads are refused with a reason, counted, and never touch a mod
   CHECK(h.UploadZeros(tasks) == 9);
   auto next = h.NextTasks();
   REQUIRE(next.size() == 5u);
-  auto rounds = testing::ReadJsonl(h.dir / "out/rounds.jsonl");
+  // The round's line follows its evaluation, which runs beside the next
+  // round: wait for it.
+  const std::string lines_path = h.dir / "out/rounds.jsonl";
+  REQUIRE(testing::WaitUntil(
+      [&] { return testing::ReadJsonl(lines_path).size() >= 1; }, 60));
+  auto rounds = testing::ReadJsonl(lines_path);
   REQUIRE(rounds.size() == 1u);
   CHECK(rounds[0]["updates_rejected"] == 9);
   CHECK(rounds[0]["updates_accepted"] == 9);
@@ -125,7 +130,9 @@ TEST_CASE("bad uploads are refused with a reason, counted, and never touch a mod
   // The rest of round 2 sends zeros, so it completes now.
   CHECK(h.UploadZeros(next, {{hpc->client_id(), static_cast<int64_t>(x)}}) == 8);
   REQUIRE(h.NextTasks().size() == 5u);
-  rounds = testing::ReadJsonl(h.dir / "out/rounds.jsonl");
+  REQUIRE(testing::WaitUntil(
+      [&] { return testing::ReadJsonl(lines_path).size() >= 2; }, 60));
+  rounds = testing::ReadJsonl(lines_path);
   REQUIRE(rounds.size() == 2u);
   CHECK(rounds[1]["updates_accepted"] == 9);
   CHECK(rounds[1]["updates_rejected"] == 1);
