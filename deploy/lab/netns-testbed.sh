@@ -79,7 +79,8 @@ fi
 for pid in "${PIDS[@]:1}"; do wait "$pid" || { echo "lab: a daemon failed" >&2; exit 1; }; done
 
 # Kernel bytes of a daemon host's eth0 (tx = up, rx = down), against the
-# bytes its daemon accounted (its round lines plus its registration, which
+# bytes that crossed its wire by its daemon's books (its round lines, model
+# downloads at their physical size, plus its registration, which
 # no round holds: the coordinator's books have it as control traffic of
 # round 0, so it is taken from the daemon's log-free side: jsonl only).
 counters() { ip -n "$1" -s -j link show eth0; }
@@ -94,6 +95,12 @@ for line in open(sys.argv[2]):
         c["control_up"] for c in j["bytes_by_client"].values())
     down += j["bytes_down"] + j["daemon_bytes"]["control_down"] + sum(
         c["control_down"] for c in j["bytes_by_client"].values())
+    # The books count each client's model download as its own (logical);
+    # the daemon fetched each version once for its clients (physical).
+    dl = j.get("downloads")
+    if dl:
+        up -= dl["logical"]["up"] - dl["physical"]["up"]
+        down -= dl["logical"]["down"] - dl["physical"]["down"]
 print(f"lab: {sys.argv[3]} up   accounted {up} kernel {link['tx']['bytes']} "
       f"ratio {link['tx']['bytes'] / max(up, 1):.4f}")
 print(f"lab: {sys.argv[3]} down accounted {down} kernel {link['rx']['bytes']} "
