@@ -4,6 +4,7 @@
 // written once all of its items are done.
 #include <grpcpp/client_context.h>
 
+#include <algorithm>
 #include <chrono>
 #include <thread>
 
@@ -46,11 +47,16 @@ absl::StatusOr<Daemon::SessionEnd> Daemon::Session(
                         absl::StrCat("registration refused: ", st.error_message()));
   }
   known_round_ = static_cast<int64_t>(reply.current_round());
+  // The coordinator is authoritative on which rounds are over: one resumed
+  // from a checkpoint runs again a round whose end it had already announced
+  // (it checkpoints a round while the next one runs).
+  closed_round_ = std::max<int64_t>(0, known_round_ - 1);
   Book(known_round_, kDaemonTraffic, kNoModel, Direction::kUp,
        Traffic::kControl, WireSize(req));
   Book(known_round_, kDaemonTraffic, kNoModel, Direction::kDown,
        Traffic::kControl, WireSize(reply));
   session_id_ = reply.session_id();
+  models_.Clear();  // what the last session fetched (or failed to) is gone
   if (o_.clients.empty()) {
     // auto:N: from now on these, explicitly, also after a reconnect.
     o_.clients.assign(reply.clients().begin(), reply.clients().end());

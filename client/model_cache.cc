@@ -44,8 +44,22 @@ absl::StatusOr<ModelCache::Weights> ModelCache::Get(int64_t model,
   }
   if (served.valid()) return served.get();  // waits outside mu_
   absl::StatusOr<Weights> out = fetch(also_for);
+  if (!out.ok()) {
+    // A failed fetch is not kept: whoever needs the version next fetches
+    // again (those waiting on this one get its error).
+    std::lock_guard<std::mutex> lock(mu_);
+    if (Entry* e = EntryFor(model, version)) {
+      e->covered.erase(client);
+      for (int64_t c : also_for) e->covered.erase(c);
+    }
+  }
   mine.set_value(out);
   return out;
+}
+
+void ModelCache::Clear() {
+  std::lock_guard<std::mutex> lock(mu_);
+  by_model_.clear();
 }
 
 int64_t ModelCache::fetches() const {

@@ -41,6 +41,11 @@ class ModelCache {
   absl::StatusOr<Weights> Get(int64_t model, uint64_t version, int64_t client,
                               const Fetch& fetch);
 
+  // Forgets everything: a new session's coordinator (perhaps resumed from
+  // a checkpoint) is asked afresh, and a fetch the old one failed is not
+  // served again.
+  void Clear();
+
   // How many fetches Get started (for tests and logs).
   int64_t fetches() const;
 
