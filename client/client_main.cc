@@ -25,7 +25,8 @@ void OnSignal(int sig) {
 
 constexpr const char* kUsage =
     "usage: shefl-client --coordinator HOST:PORT --clients RANGES\n"
-    "         [--device auto|cpu|cuda|cuda:N] [--name NAME] [--out DIR]\n"
+    "         [--device auto|cpu|cuda|cuda:N] [--capacity N] [--name NAME]\n"
+    "         [--out DIR]\n"
     "         [--state-dir DIR]\n"
     "         [--metrics-listen HOST:PORT] [--threads N] [--task-threads T]\n"
     "         [--max-backoff-s S]\n"
@@ -43,6 +44,8 @@ constexpr const char* kUsage =
     "  TLS by default: --tls-ca is the CA of the coordinator's certificate\n"
     "  (default: the system's), --tls-cert/--tls-key this daemon's own for\n"
     "  mutual TLS; --token-file the registration token; --insecure: plaintext\n"
+    "  --capacity N: each hosted client trains at most N of the M models a\n"
+    "                round (capacity levels, HASA's cap); default 0: none\n"
     "  --heartbeat-s: heartbeat after this long without a word from the\n"
     "                 coordinator (default 30; 0: never)\n"
     "  --max-backoff-s: longest wait between reconnects (default 30; the\n"
@@ -70,6 +73,15 @@ int main(int argc, char** argv) {
          return absl::OkStatus();
        }},
       {"--device", shefl::SetString(&o.device)},
+      {"--capacity",
+       [&o](const std::string& v) -> absl::Status {
+         int n = 0;
+         if (!absl::SimpleAtoi(v, &n) || n < 0 || n > 1024)
+           return absl::InvalidArgumentError(
+               "--capacity '" + v + "': expected 0 to 1024 models a round");
+         o.capacity = static_cast<uint32_t>(n);
+         return absl::OkStatus();
+       }},
       {"--name", shefl::SetString(&o.name)},
       {"--out", shefl::SetString(&o.out_dir)},
       {"--state-dir", shefl::SetString(&o.state_dir)},

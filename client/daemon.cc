@@ -187,6 +187,7 @@ absl::Status Daemon::Prepare(const std::string& config_yaml) {
                                       Fingerprint(config_yaml), workers_);
   if (!trainer.ok()) return trainer.status();
   trainer_ = std::move(*trainer);
+  send_label_counts_ = config->method == "hasa";
   if (trainer_->residuals_loaded() > 0)
     LogLine(o_.name, absl::StrCat(trainer_->residuals_loaded(),
                                   " error-feedback residuals restored from ",

@@ -37,6 +37,9 @@ struct DaemonOptions {
   std::vector<int64_t> clients;   // logical client ids
   uint32_t auto_clients = 0;      // --clients auto:N: the coordinator picks
   std::string device = "auto";
+  // --capacity: the most of the M models each hosted client trains a round
+  // (capacity levels; HASA's cap), declared to the coordinator; 0: none.
+  uint32_t capacity = 0;
   std::string name;               // default: shefl-client-<pid>
   std::string out_dir = ".";      // <out_dir>/<name>.jsonl
   std::string state_dir;          // default <out_dir>/<name>.state
@@ -113,6 +116,7 @@ class Daemon {
   void Book(int64_t round, int64_t client, int64_t model, Direction dir,
             Traffic kind, uint64_t bytes);
   void WriteRoundLine(int64_t round);
+  void BookFeedRequest(const v1::TaskFeedRequest& req);
   // A model transfer: the bytes it counts for the clients it served, and
   // the bytes that crossed the wire (requests up, chunks down).
   struct DownloadBytes {
@@ -131,6 +135,7 @@ class Daemon {
   std::atomic<int64_t> known_round_{0};
   std::atomic<int64_t> closed_round_{0};
   std::unique_ptr<LocalTrainer> trainer_;
+  bool send_label_counts_ = false;  // method hasa: histograms with the report
   ByteLedger ledger_;
   ModelCache models_;  // each model version fetched once for all clients
 

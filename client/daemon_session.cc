@@ -6,11 +6,15 @@
 
 #include <algorithm>
 #include <chrono>
+#include <fstream>
 #include <thread>
+
+#include <nlohmann/json.hpp>
 
 #include "absl/strings/str_cat.h"
 #include "client/daemon.h"
 #include "common/grpc_status.h"
+#include "common/label_counts.h"
 #include "common/log.h"
 #include "common/wire.h"
 
@@ -25,6 +29,30 @@ int64_t SteadyNs() {
 }
 
 }  // namespace
+
+// A client's label histogram under that client, the rest under the daemon
+// (the coordinator books them alike); the histograms' bytes also go to
+// <out>/<name>.labels.json for whoever compares the two books.
+void Daemon::BookFeedRequest(const v1::TaskFeedRequest& req) {
+  uint64_t daemon_bytes = WireSize(req);
+  nlohmann::json by_client = nlohmann::json::object();
+  for (const v1::LogicalClient& c : req.clients()) {
+    const uint64_t b = LabelCountBytes(c);
+    if (b == 0) continue;
+    daemon_bytes -= b;
+    Book(known_round_, c.client_id(), kNoModel, Direction::kUp,
+         Traffic::kControl, b);
+    by_client[std::to_string(c.client_id())] = b;
+  }
+  Book(known_round_, kDaemonTraffic, kNoModel, Direction::kUp,
+       Traffic::kControl, daemon_bytes);
+  if (by_client.empty()) return;
+  std::ofstream out(o_.out_dir + "/" + o_.name + ".labels.json");
+  out << nlohmann::json{{"round", known_round_.load()},
+                        {"label_count_bytes", by_client}}
+             .dump()
+      << "\n";
+}
 
 absl::StatusOr<Daemon::SessionEnd> Daemon::Session(
     v1::Coordinator::Stub& stub) {
@@ -77,10 +105,12 @@ absl::StatusOr<Daemon::SessionEnd> Daemon::Session(
     v1::LogicalClient* lc = feed_req.add_clients();
     lc->set_client_id(c);
     lc->set_num_samples(trainer_->NumSamples(c));
+    lc->set_capacity(o_.capacity);
+    if (send_label_counts_)
+      for (uint64_t n : trainer_->LabelCounts(c)) lc->add_label_counts(n);
   }
   auto reader = stub.TaskFeed(&feed_ctx, feed_req);
-  Book(known_round_, kDaemonTraffic, kNoModel, Direction::kUp,
-       Traffic::kControl, WireSize(feed_req));
+  BookFeedRequest(feed_req);
   {
     std::lock_guard<std::mutex> lock(mu_);
     session_over_ = false;

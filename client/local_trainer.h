@@ -54,6 +54,8 @@ class LocalTrainer {
   int64_t dim() const { return dim_; }
   c10::Device device() const { return device_; }
   uint64_t NumSamples(int64_t client) const;
+  // The label histogram of `client`'s shard (HASA; local_trainer_labels.cc).
+  std::vector<uint64_t> LabelCounts(int64_t client) const;
 
   // Thread-safe across slots; one task at a time per slot, and per
   // (client, model).

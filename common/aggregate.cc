@@ -148,11 +148,11 @@ std::vector<double> ModelAggregator::Coefficients() const {
   for (const ReceivedUpdate& u : updates_)
     mass[group(u)] += by_samples ? u.num_samples : 1.0;
   double scale[2] = {0, 0};
-  if (rule == "paper") {
+  if (rule == "paper" && !shape_.hpc_subsets) {
     const PaperCoefficients p = PaperEq2(shape_);
     scale[0] = p.a_h / updates_.size();
     scale[1] = p.a_l / updates_.size();
-  } else if (rule == "paper_per_model") {
+  } else if (rule == "paper_per_model" || rule == "paper") {
     const int64_t h = static_cast<int64_t>(mass[0]);  // counts: unweighted
     const int64_t l = static_cast<int64_t>(mass[1]);
     const PaperCoefficients p = PaperPerModel(h, l);

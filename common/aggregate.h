@@ -30,6 +30,9 @@
 //                   the other has all of it (a_h = 1 or a_l = 1), as
 //                   workload_aware's beta does. In the paper's setting it
 //                   equals `paper` (H = 5 = M, L = 1).
+//                   With capacity levels (an HPC trains m_i < M models,
+//                   CohortShape::hpc_subsets) `paper` uses these
+//                   received-count coefficients too.
 // paper and paper_per_model count every update once (weight_by_samples and
 // hpc_share do not apply). A sparse delta counts as zero where it sent
 // nothing.
@@ -58,6 +61,11 @@ struct CohortShape {
   int64_t num_models = 1;  // M
   int64_t num_hpc = 0;     // C_h
   int64_t num_lpc = 0;     // C_l
+  // Capacity levels: some HPC of the round trains fewer than M models, so
+  // Eq. 2's planned counts (every HPC updates every model) do not hold;
+  // `paper` then takes paper_per_model's coefficients from the counts
+  // received for the model.
+  bool hpc_subsets = false;
 };
 
 struct PaperCoefficients {
@@ -88,6 +96,9 @@ class ModelAggregator {
   absl::Status ApplyTo(std::vector<float>* weights);
 
   size_t num_updates() const { return updates_.size(); }
+  // The buffered updates, in arrival order (FENS keeps each client's model
+  // instead of folding them: server/fens_ensemble.h).
+  const std::vector<ReceivedUpdate>& updates() const { return updates_; }
 
  private:
   std::vector<double> Coefficients() const;

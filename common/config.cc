@@ -18,6 +18,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "common/capacity.h"
 
 namespace shefl {
 namespace {
@@ -44,7 +45,7 @@ std::vector<Field> Fields(ExperimentConfig& c) {
   auto& a = c.aggregation;
   return {
       {"name", &c.name},
-      {"method", &c.method, 0, 0, {"shefl", "fedensemble", "fedavg", "fedprox"}},
+      {"method", &c.method, 0, 0, {"shefl", "fedensemble", "fedavg", "fedprox", "hasa"}},
       {"seed", &c.seed},
       {"rounds", &c.rounds, 1, 1e9},
       {"out_dir", &c.out_dir},
@@ -93,6 +94,15 @@ std::vector<Field> Fields(ExperimentConfig& c) {
       {"clients.over_select", &cl.over_selection, 0, 10},
       {"clients.min_connected", &cl.min_connected, 0, 1e8},
       {"clients.start_timeout_s", &cl.start_timeout_s, 0, 86400},
+      {"clients.hpc_capacity", &cl.hpc_capacity},
+      {"hasa.allocation", &c.hasa.allocation, 0, 0,
+       {"hasa", "uniform", "size", "mixed", "inverse"}},
+      {"hasa.budget", &c.hasa.budget, 1e-6, 1},
+      {"hasa.r_min", &c.hasa.r_min, 1e-6, 1},
+      {"hasa.r_max", &c.hasa.r_max, 1e-6, 1},
+      {"hasa.gamma", &c.hasa.gamma, 0, 1},
+      {"hasa.smoothing", &c.hasa.smoothing, 1e-12, 1e12},
+      {"hasa.passes", &c.hasa.passes, 1, 1000},
       {"schedule.assignment", &c.schedule.assignment, 0, 0,
        {"auto", "latin", "shuffle"}},
       {"aggregation.rule", &a.rule, 0, 0,
@@ -288,6 +298,48 @@ double ResourceRatio(const ExperimentConfig& c) {
 
 namespace {
 
+// Capacity levels and HASA (common/capacity.h, common/hasa.h): HASA
+// aggregates by shard size (003: size-proportional client weights).
+template <typename KeyErrorFn>
+absl::Status ResolveCapacity(const Origins& seen, const KeyErrorFn& KeyError,
+                             ExperimentConfig& c) {
+  const int64_t M = c.model.num_models;
+  if (!c.clients.hpc_capacity.empty()) {
+    if (c.method != "shefl")
+      return KeyError("clients.hpc_capacity",
+                      absl::StrCat("capacity levels are SHEFL's HPCs'; method ",
+                                   c.method, " has none (hasa allocates its "
+                                   "own capacities: see hasa.*)"),
+                      {"method"});
+    auto levels = ParseCapacityLevels(c.clients.hpc_capacity, M);
+    if (!levels.ok())
+      return KeyError("clients.hpc_capacity",
+                      std::string(levels.status().message()).substr(
+                          std::string("key 'clients.hpc_capacity': ").size()),
+                      {"model.num_models"});
+  }
+  if (c.method != "hasa") return absl::OkStatus();
+  const HasaConfig& h = c.hasa;
+  if (seen.count("aggregation.weight_by_samples") == 0)
+    c.aggregation.weight_by_samples = true;
+  if (h.r_min > h.r_max)
+    return KeyError("hasa.r_min",
+                    absl::StrCat(h.r_min, " is above hasa.r_max (", h.r_max, ")"),
+                    {"hasa.r_max"});
+  if (h.budget < h.r_min || h.budget > h.r_max)
+    return KeyError("hasa.budget",
+                    absl::StrCat(h.budget, " is outside [hasa.r_min, hasa.r_max]"
+                                 " = [", h.r_min, ", ", h.r_max, "]"),
+                    {"hasa.r_min", "hasa.r_max"});
+  if (h.r_min * static_cast<double>(M) < 1 - 1e-9)
+    return KeyError("hasa.r_min",
+                    absl::StrCat("r_min * model.num_models = ", h.r_min * M,
+                                 " < 1: every client must train at least one "
+                                 "of the ", M, " models a round"),
+                    {"model.num_models"});
+  return absl::OkStatus();
+}
+
 // Method presets, then the checks that involve more than one key.
 absl::Status Resolve(const std::string& source, const Origins& seen,
                      ExperimentConfig& c) {
@@ -320,6 +372,7 @@ absl::Status Resolve(const std::string& source, const Origins& seen,
                       {"method"});
   }
   if (c.method == "fedprox" && unset("train.prox_mu")) c.train.prox_mu = 0.01;
+  if (auto st = ResolveCapacity(seen, KeyError, c); !st.ok()) return st;
   // The papers' baselines upload dense deltas; top-k is theirs only when
   // asked for (section 2, "Baselines in the same runtime").
   if (unset("compression.density"))

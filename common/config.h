@@ -93,6 +93,14 @@ struct ClientsConfig {
   int64_t per_round_lpc = 5;     // C_l
   std::string sampling = "clustered";  // clustered | uniform
   double over_selection = 0.0;   // e: sample ceil(C*(1+e)), keep the first C
+  // Capacity levels (000/001, shefl only): how many of the M models an HPC
+  // trains a round. "" : all M. "3": every HPC 3. "5,3,2": the HPC with id
+  // i takes entry i mod 3. A daemon's declared capacity (shefl-client
+  // --capacity) overrides it for its clients. Which models rotates with
+  // the round so every model is covered (common/capacity.h); aggregation
+  // counts the updates each model actually received (`paper` falls back to
+  // `paper_per_model` in a round where an HPC trains fewer than M).
+  std::string hpc_capacity;
   // Liveness (DESIGN.md section 7): the run starts when every client is
   // connected, or after start_timeout_s with at least min_connected; a
   // round starts only with that quorum and samples connected clients only.
@@ -129,9 +137,28 @@ struct EvalConfig {
   int64_t batch_size = 1000;
 };
 
+// HASA-style allocation (003, method: hasa; common/hasa.h has the maths):
+// each client trains r_i * M of the M models a round (floor or ceil in
+// turn, rotating), r_i from its label histogram's Jensen-Shannon
+// divergence to the pooled one (ranked), mapped into [r_min, r_max] and
+// scaled-and-projected onto the size-weighted budget B with per-client
+// caps u_i = min(r_max, declared capacity / M). Clients send label counts
+// (never samples) with their shard-size report; those bytes are booked
+// per client on both sides.
+struct HasaConfig {
+  // hasa | uniform | size | mixed | inverse (003's ablations)
+  std::string allocation = "hasa";
+  double budget = 0.5;      // B: size-weighted mean share of the M models
+  double r_min = 0.2;       // r_min * M >= 1: everyone trains a model a round
+  double r_max = 0.8;
+  double gamma = 0.5;       // mixed: gamma * size + (1 - gamma) * heterogeneity
+  double smoothing = 1.0;   // a, added to every label count (003 Eq. 9-10)
+  int64_t passes = 2;       // T scale-and-project passes (2 in 003)
+};
+
 struct ExperimentConfig {
   std::string name = "experiment";
-  // shefl | fedensemble | fedavg | fedprox: fixes who trains what
+  // shefl | fedensemble | fedavg | fedprox | hasa: fixes who trains what
   std::string method = "shefl";
   uint64_t seed = 1;
   int64_t rounds = 100;
@@ -148,6 +175,7 @@ struct ExperimentConfig {
   ScheduleConfig schedule;
   AggregationConfig aggregation;
   EvalConfig eval;
+  HasaConfig hasa;
 };
 
 // Parses YAML text; `source` names the file in error messages.

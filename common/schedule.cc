@@ -6,6 +6,7 @@
 #include <set>
 
 #include "absl/strings/str_cat.h"
+#include "common/capacity.h"
 #include "common/codec.h"
 #include "common/rng.h"
 
@@ -243,6 +244,9 @@ absl::StatusOr<Scheduler> Scheduler::Create(const ExperimentConfig& config,
                                      std::max<int64_t>(lpc_rows, 1), M);
   if (!form.ok()) return form.status();
   s.form_ = *form;
+  auto levels = ParseCapacityLevels(config.clients.hpc_capacity, M);
+  if (!levels.ok()) return levels.status();
+  s.hpc_levels_ = std::move(*levels);
   if (config.compression.budget_bytes > 0) {
     auto ks = KsForBudget(config, model_dim);
     if (!ks.ok()) return ks.status();
@@ -265,7 +269,13 @@ PermutationMatrix Scheduler::PermutationFor(int64_t round) const {
   return MakePermutation(form_, rows, M, config_.seed, round / M);
 }
 
-RoundPlan Scheduler::Plan(int64_t round, const Availability& available) const {
+int64_t Scheduler::ConfiguredCapacity(int64_t client_id) const {
+  return ConfiguredHpcCapacity(hpc_levels_, client_id,
+                               config_.model.num_models);
+}
+
+RoundPlan Scheduler::Plan(int64_t round, const Availability& available,
+                          const CapacityOf& capacity) const {
   const int64_t M = config_.model.num_models;
   RoundPlan plan;
   plan.round = round;
@@ -286,9 +296,19 @@ RoundPlan Scheduler::Plan(int64_t round, const Availability& available) const {
     ClientTask task{m.client_id, tier, {}, {}};
     if (!m.extra) ++plan.needed;
     (tier == Tier::kHpc ? plan.num_hpc : plan.num_lpc)++;
-    if (m.tier == Tier::kHpc) {
-      for (int64_t j = 0; j < M; ++j) task.models.push_back(j);
-      task.k.assign(M, k_hpc_);
+    const int64_t offset = m.cluster >= 0 ? m.cluster : m.client_id;
+    const double declared = capacity ? capacity(m.client_id) : 0.0;
+    if (config_.method == "hasa") {
+      const double c = declared > 0 ? declared : config_.hasa.budget * M;
+      task.models = RotatingModels(c, round, offset, M);
+      task.k.assign(task.models.size(), k_lpc_);
+    } else if (m.tier == Tier::kHpc) {
+      const double c = declared > 0
+                           ? std::min<double>(std::floor(declared), M)
+                           : static_cast<double>(ConfiguredCapacity(m.client_id));
+      task.models = RotatingModels(c, round, offset, M);
+      task.k.assign(task.models.size(), k_hpc_);
+      plan.hpc_subsets |= static_cast<int64_t>(task.models.size()) < M;
     } else {
       int64_t model;
       if (m.cluster >= 0) {

@@ -110,7 +110,15 @@ struct RoundPlan {
   // With over-selection: how many clients' updates close the round (C, the
   // cohort without its extras); 0: every client's.
   int64_t needed = 0;
+  // Some HPC trains fewer than M models (capacity levels): the `paper`
+  // rule's planned counts do not hold, so it counts what was received.
+  bool hpc_subsets = false;
 };
+
+// A client's capacity this run: how many of the M models it trains a
+// round (common/capacity.h); fractional for HASA. <= 0: not known (the
+// config's level, or for hasa the budget B * M).
+using CapacityOf = std::function<double(int64_t client_id)>;
 
 // k = ceil(rho * d), in [0, d]. A product within 1e-9 (relative) of an
 // integer counts as that integer, so rho = 0.1, d = 10 gives 1, not the 2
@@ -142,7 +150,15 @@ class Scheduler {
   // schedule.assignment.
   static absl::StatusOr<Scheduler> Create(const ExperimentConfig& config,
                                           int64_t model_dim);
-  RoundPlan Plan(int64_t round, const Availability& available = nullptr) const;
+  // shefl: an HPC trains RotatingModels(capacity) of the M models, its
+  // capacity from `capacity` (a daemon's declaration) when that is > 0,
+  // else clients.hpc_capacity (M by default). hasa: every sampled client
+  // trains RotatingModels(capacity) (HASA's r_i * M), B * M when unknown.
+  // The rotation offset is the client's cluster (its id when unclustered).
+  RoundPlan Plan(int64_t round, const Availability& available = nullptr,
+                 const CapacityOf& capacity = nullptr) const;
+  // The configured capacity of a client (M for an HPC without levels).
+  int64_t ConfiguredCapacity(int64_t client_id) const;
   const Clusters& clusters() const { return clusters_; }
   PermutationForm form() const { return form_; }
   int64_t k_lpc() const { return k_lpc_; }
@@ -157,6 +173,7 @@ class Scheduler {
   Clusters clusters_;
   PermutationForm form_ = PermutationForm::kLatin;
   int64_t k_lpc_ = 0, k_hpc_ = 0;
+  std::vector<int64_t> hpc_levels_;  // clients.hpc_capacity, parsed
 };
 
 }  // namespace shefl

@@ -188,6 +188,62 @@ absl::Status ClientRegistry::ReportShardSize(const DaemonSession& s,
   return absl::OkStatus();
 }
 
+absl::Status ClientRegistry::ReportClientInfo(
+    const DaemonSession& s, int64_t client,
+    const std::vector<uint64_t>& label_counts, uint32_t capacity,
+    uint64_t label_bytes) {
+  if (!s.Hosts(client))
+    return absl::PermissionDeniedError(absl::StrCat(
+        "daemon '", LogSafe(s.name), "' does not host client ", client));
+  if (capacity > 1024)
+    return absl::InvalidArgumentError(absl::StrCat(
+        "client ", client, ": declared capacity ", capacity, " above 1024"));
+  if (label_counts.size() > kMaxClasses)
+    return absl::InvalidArgumentError(absl::StrCat(
+        "client ", client, ": ", label_counts.size(), " label counts (at most ",
+        kMaxClasses, ")"));
+  std::lock_guard<std::mutex> lock(mu_);
+  label_bytes_[client] += label_bytes;
+  if (capacity > 0) capacity_.emplace(client, capacity);
+  if (label_counts.empty()) return absl::OkStatus();
+  uint64_t total = 0;
+  for (uint64_t c : label_counts) {
+    if (c > kMaxShardSize) total = kMaxShardSize + 1;
+    else total += c;
+  }
+  auto size = shard_size_.find(client);
+  if (size == shard_size_.end() || size->second != total)
+    return absl::InvalidArgumentError(absl::StrCat(
+        "client ", client, ": label counts add up to ", total,
+        ", not to its shard size ",
+        size == shard_size_.end() ? std::string("(none reported)")
+                                  : std::to_string(size->second),
+        " (ignored)"));
+  label_counts_.emplace(client, label_counts);
+  return absl::OkStatus();
+}
+
+std::map<int64_t, std::vector<uint64_t>> ClientRegistry::LabelCounts() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return label_counts_;
+}
+
+std::map<int64_t, uint64_t> ClientRegistry::ShardSizes() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return shard_size_;
+}
+
+uint32_t ClientRegistry::DeclaredCapacity(int64_t client) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = capacity_.find(client);
+  return it == capacity_.end() ? 0 : it->second;
+}
+
+std::map<int64_t, uint64_t> ClientRegistry::LabelBytes() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return label_bytes_;
+}
+
 double ClientRegistry::ShardSize(int64_t client) const {
   std::lock_guard<std::mutex> lock(mu_);
   auto it = shard_size_.find(client);

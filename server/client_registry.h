@@ -75,6 +75,24 @@ class ClientRegistry {
   double ShardSize(int64_t client) const;
   static constexpr uint64_t kMaxShardSize = uint64_t{1} << 32;
 
+  // What a daemon declares of a client beside its shard size: its label
+  // histogram (HASA; the counts must add up to the shard size, at most
+  // kMaxClasses classes) and its capacity level (models a round, <= 1024;
+  // 0: none). First report stands, as for the shard size; `label_bytes`
+  // is what the histogram cost on the wire (common/label_counts.h).
+  absl::Status ReportClientInfo(const DaemonSession& s, int64_t client,
+                                const std::vector<uint64_t>& label_counts,
+                                uint32_t capacity, uint64_t label_bytes);
+  static constexpr size_t kMaxClasses = 1 << 20;
+  // Reported label histograms by client (those reported so far).
+  std::map<int64_t, std::vector<uint64_t>> LabelCounts() const;
+  // Reported shard sizes by client.
+  std::map<int64_t, uint64_t> ShardSizes() const;
+  // The declared capacity of `client`, 0 when none.
+  uint32_t DeclaredCapacity(int64_t client) const;
+  // Label-count bytes received, by client (every report, repeats included).
+  std::map<int64_t, uint64_t> LabelBytes() const;
+
   std::shared_ptr<DaemonSession> BySession(const std::string& id) const;
   // The live session hosting `client`, or nullptr.
   std::shared_ptr<DaemonSession> OwnerOf(int64_t client) const;
@@ -96,6 +114,9 @@ class ClientRegistry {
   std::map<int64_t, std::shared_ptr<DaemonSession>> by_client_;
   std::map<int64_t, std::string> client_identity_;  // first registrant
   std::map<int64_t, uint64_t> shard_size_;
+  std::map<int64_t, std::vector<uint64_t>> label_counts_;  // guarded by mu_
+  std::map<int64_t, uint32_t> capacity_;                   // guarded by mu_
+  std::map<int64_t, uint64_t> label_bytes_;                // guarded by mu_
 
   // `n` clients for an auto registration (mu_ held): the name's clients
   // again for the same identity, else the lowest ids no session holds and

@@ -102,7 +102,8 @@ absl::Status Coordinator::RunRound(int64_t t) {
   // Only clients whose daemon is connected now: a lost daemon's clients
   // would only cost the round its deadline.
   const RoundPlan plan = scheduler_->Plan(
-      t, [this](int64_t id) { return state_->registry.IsConnected(id); });
+      t, [this](int64_t id) { return state_->registry.IsConnected(id); },
+      capacity_->ForRound());
   std::vector<uint64_t> versions;
   for (int64_t m = 0; m < cfg.model.num_models; ++m)
     versions.push_back(state_->store->Version(m));
@@ -160,6 +161,7 @@ absl::Status Coordinator::RunRound(int64_t t) {
   rec.wall = Since(start);
   rec.own = own + Since(close_start) - record_wait;
   rec.line = RoundLine(*round_state, rec.wall, rec.own);
+  capacity_->AddFields(plan, &rec.line);
   rec.line["wait_seconds"] = waited;
   rec.line["record_wait_seconds"] = record_wait;
   rec.line["models_not_published"] = *not_published;

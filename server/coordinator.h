@@ -16,6 +16,7 @@
 #include "absl/status/statusor.h"
 #include "common/metrics_server.h"
 #include "common/schedule.h"
+#include "server/capacity_plan.h"
 #include "server/coordinator_service.h"
 #include "common/tls.h"
 #include "server/coordinator_state.h"
@@ -100,6 +101,7 @@ class Coordinator {
   std::unique_ptr<CoordinatorState> state_;
   std::unique_ptr<Evaluator> evaluator_;
   std::unique_ptr<Scheduler> scheduler_;
+  std::unique_ptr<CapacityPlan> capacity_;  // capacity levels, HASA
   std::unique_ptr<RunResults> results_;
   std::unique_ptr<CoordinatorService> service_;
   std::unique_ptr<grpc::Server> server_;

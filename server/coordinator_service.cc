@@ -8,6 +8,7 @@
 #include "common/tls.h"
 #include "common/codec.h"
 #include "common/grpc_status.h"
+#include "common/label_counts.h"
 #include "common/log.h"
 #include "common/wire.h"
 #include "server/upload_assembler.h"
@@ -113,14 +114,32 @@ grpc::Status CoordinatorService::TaskFeed(
   for (const v1::LogicalClient& c : req->clients())
     if (owner.ok()) owner = CheckOwner(session.get(), c.client_id());
   if (!owner.ok()) return Refuse("feed", owner, WireSize(*req));
-  Book(s_->current_round(), kDaemonTraffic, kNoModel, Direction::kUp,
-       Traffic::kControl, WireSize(*req));
-  for (const v1::LogicalClient& c : req->clients())
-    if (auto st = s_->registry.ReportShardSize(*session, c.client_id(),
-                                               c.num_samples());
-        !st.ok())
-      LogLine("coordinator", absl::StrCat("daemon '", LogSafe(session->name),
-                                          "': ", st.message()));
+  // A client's label histogram (HASA) is booked under that client, the
+  // rest of the report under the daemon, as the daemon books them.
+  const int64_t feed_round = s_->current_round();
+  uint64_t daemon_bytes = WireSize(*req);
+  for (const v1::LogicalClient& c : req->clients()) {
+    const uint64_t label_bytes = LabelCountBytes(c);
+    daemon_bytes -= label_bytes;
+    if (label_bytes > 0)
+      Book(feed_round, c.client_id(), kNoModel, Direction::kUp,
+           Traffic::kControl, label_bytes);
+  }
+  Book(feed_round, kDaemonTraffic, kNoModel, Direction::kUp,
+       Traffic::kControl, daemon_bytes);
+  for (const v1::LogicalClient& c : req->clients()) {
+    for (const absl::Status& st :
+         {s_->registry.ReportShardSize(*session, c.client_id(),
+                                       c.num_samples()),
+          s_->registry.ReportClientInfo(
+              *session, c.client_id(),
+              std::vector<uint64_t>(c.label_counts().begin(),
+                                    c.label_counts().end()),
+              c.capacity(), LabelCountBytes(c))})
+      if (!st.ok())
+        LogLine("coordinator", absl::StrCat("daemon '", LogSafe(session->name),
+                                            "': ", st.message()));
+  }
   s_->registry.SetFeedOpen(session, true);
   s_->metrics.SetClientsConnected(s_->registry.ConnectedClients());
   // A daemon back mid-round gets its clients' unfinished work again.

@@ -159,6 +159,8 @@ absl::StatusOr<std::unique_ptr<Coordinator>> Coordinator::Create(
                                           config->compression.density)));
   c->state_ = std::make_unique<CoordinatorState>(*config, std::move(store));
   c->state_->token = *token;
+  c->capacity_ = std::make_unique<CapacityPlan>(c->state_->config,
+                                                c->state_->registry);
   if (token->empty() && o.tls.ca_file.empty())
     LogLine("coordinator",
             "WARNING: no --token-file and no --tls-client-ca: any peer that "

@@ -58,7 +58,8 @@ RoundState::RoundState(int64_t round, const RoundPlan& plan,
       versions_(std::move(versions)),
       deadline_(deadline),
       needed_(plan.needed) {
-  const CohortShape shape{num_models, plan.num_hpc, plan.num_lpc};
+  const CohortShape shape{num_models, plan.num_hpc, plan.num_lpc,
+                          plan.hpc_subsets};
   for (int64_t m = 0; m < num_models; ++m)
     aggregators_.emplace_back(agg, shape, dim);
   for (const ClientTask& t : plan.tasks)
