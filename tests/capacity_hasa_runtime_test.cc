@@ -26,7 +26,7 @@ namespace {
 
 using namespace testing;
 
-TEST_CASE("a SHEFL run with capacity levels: HPCs train two of three models, every model trained") {
+TEST_CASE("a SHEFL run with capacity levels: HPCs train two of three models and every model is trained") {
   TempDir dir;
   WriteFile(dir / "c.yaml", SyntheticConfig());
   const std::string out = dir / "run";

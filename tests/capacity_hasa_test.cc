@@ -113,7 +113,7 @@ const char* kTiered =
     "clients: {num_clients: 20, num_hpc: 10, per_round_hpc: 3, "
     "per_round_lpc: 5}\n";
 
-TEST_CASE("capacity levels: each HPC trains its window, the LPCs are unchanged") {
+TEST_CASE("capacity levels: each HPC trains its window and the LPCs are unchanged") {
   const ExperimentConfig full = Parse(kTiered);
   const ExperimentConfig two =
       Parse(std::string(kTiered) + "clients: {num_clients: 20, num_hpc: 10, "
@@ -284,7 +284,7 @@ TEST_CASE("HASA's allocation of four clients equals the hand computation") {
   CHECK(std::fabs(a->budget - 0.5) <= 0.005);
 }
 
-TEST_CASE("HASA's ablations by hand: uniform, size, mixed, inverse") {
+TEST_CASE("HASA's ablations by hand: uniform and size and mixed and inverse") {
   HasaConfig h;
   h.allocation = "uniform";
   auto u = AllocateHasa(h, 5, kSizes, kCounts, {0, 0, 0, 0});
@@ -398,7 +398,7 @@ TEST_CASE("HASA's config: presets and refusals name the key") {
   CHECK(ConfigToYaml(Parse(yaml)) == yaml);
 }
 
-TEST_CASE("hasa plans: each client trains its rotating share, B * M when unknown") {
+TEST_CASE("hasa plans: each client trains its rotating share and B * M when unknown") {
   const ExperimentConfig c = Parse(
       "method: hasa\nseed: 3\nmodel: {num_models: 5}\n"
       "clients: {num_clients: 12, num_hpc: 0, per_round_hpc: 0, "
