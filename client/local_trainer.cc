@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/data.h"
+#include "common/fens_split.h"
 #include "common/flat_state.h"
 #include "common/partition.h"
 #include "common/train.h"
@@ -38,8 +39,8 @@ absl::StatusOr<std::unique_ptr<LocalTrainer>> LocalTrainer::Create(
   auto labels = LabelVector(t->train_);
   if (!labels.ok()) return labels.status();
   for (int64_t c : clients) {
-    auto idx = ClientIndices(config.partition, *labels, t->train_.num_classes,
-                             config.clients.num_clients, c, config.seed);
+    // FENS partitions what its proxy split leaves (common/fens_split.h).
+    auto idx = TrainingIndices(config, *labels, t->train_.num_classes, c);
     if (!idx.ok()) return idx.status();
     t->shards_[c] = std::move(*idx);
   }

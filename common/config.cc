@@ -45,7 +45,8 @@ std::vector<Field> Fields(ExperimentConfig& c) {
   auto& a = c.aggregation;
   return {
       {"name", &c.name},
-      {"method", &c.method, 0, 0, {"shefl", "fedensemble", "fedavg", "fedprox", "hasa"}},
+      {"method", &c.method, 0, 0,
+       {"shefl", "fedensemble", "fedavg", "fedprox", "fens", "hasa"}},
       {"seed", &c.seed},
       {"rounds", &c.rounds, 1, 1e9},
       {"out_dir", &c.out_dir},
@@ -114,6 +115,14 @@ std::vector<Field> Fields(ExperimentConfig& c) {
       {"eval.threshold", &c.eval.threshold, 0, 1},
       {"eval.max_test_samples", &c.eval.max_test_samples, 0, 1e12},
       {"eval.batch_size", &c.eval.batch_size, 1, 1e7},
+      {"fens.aggregator", &c.fens.aggregator, 0, 0,
+       {"mean", "weighted", "linear", "nn"}},
+      {"fens.proxy_fraction", &c.fens.proxy_fraction, 0, 0.9},
+      {"fens.hidden_units", &c.fens.hidden_units, 1, 1e6},
+      {"fens.epochs", &c.fens.epochs, 0, 1e6},
+      {"fens.lr", &c.fens.lr, 1e-12, 1e3},
+      {"fens.lr_decay", &c.fens.lr_decay, 1e-6, 1},
+      {"fens.batch_size", &c.fens.batch_size, 1, 1e7},
   };
 }
 
@@ -340,6 +349,49 @@ absl::Status ResolveCapacity(const Origins& seen, const KeyErrorFn& KeyError,
   return absl::OkStatus();
 }
 
+// FENS's presets (002): one round in which every client trains the one
+// initial model and uploads it dense; refusals name the key that breaks it.
+template <typename KeyErrorFn>
+absl::Status ResolveFens(const Origins& seen, const KeyErrorFn& KeyError,
+                         ExperimentConfig& c) {
+  auto unset = [&](const char* key) { return seen.count(key) == 0; };
+  if (unset("rounds")) c.rounds = 1;
+  if (c.rounds != 1)
+    return KeyError("rounds",
+                    absl::StrCat("method fens is one-shot: rounds must be 1; "
+                                 "got ", c.rounds),
+                    {"method"});
+  if (unset("model.num_models")) c.model.num_models = 1;
+  if (c.model.num_models != 1)
+    return KeyError("model.num_models",
+                    absl::StrCat("method fens: every client trains the one "
+                                 "initial model (the ensemble is the N client "
+                                 "models); got ",
+                                 c.model.num_models),
+                    {"method"});
+  auto& cl = c.clients;
+  if (unset("clients.per_round_hpc")) cl.per_round_hpc = 0;
+  if (unset("clients.per_round_lpc"))
+    cl.per_round_lpc = cl.num_clients - cl.per_round_hpc;
+  if (cl.per_round_hpc + cl.per_round_lpc != cl.num_clients)
+    return KeyError("clients.per_round_lpc",
+                    absl::StrCat("method fens: every client takes part in its "
+                                 "one round; per_round_hpc + per_round_lpc "
+                                 "must be clients.num_clients (",
+                                 cl.num_clients, ")"),
+                    {"clients.per_round_hpc", "clients.num_clients"});
+  if (cl.over_selection > 0)
+    return KeyError("clients.over_selection",
+                    "method fens: every client takes part; no over-selection",
+                    {"method"});
+  if (c.partition.scheme == "own")
+    return KeyError("partition.scheme",
+                    "method fens holds back a proxy split of the training "
+                    "set, which 'own' data cannot give",
+                    {"method"});
+  return absl::OkStatus();
+}
+
 // Method presets, then the checks that involve more than one key.
 absl::Status Resolve(const std::string& source, const Origins& seen,
                      ExperimentConfig& c) {
@@ -361,6 +413,8 @@ absl::Status Resolve(const std::string& source, const Origins& seen,
     return absl::InvalidArgumentError(
         absl::StrCat(where, ": key '", key, "': ", why));
   };
+  if (c.method == "fens")
+    if (auto st = ResolveFens(seen, KeyError, c); !st.ok()) return st;
   const bool single = c.method == "fedavg" || c.method == "fedprox";
   if (single) {
     if (unset("model.num_models")) c.model.num_models = 1;

@@ -156,9 +156,30 @@ struct HasaConfig {
   int64_t passes = 2;       // T scale-and-project passes (2 in 003)
 };
 
+// FENS (002, method: fens): one-shot federated ensembles. Every client
+// trains once, to train.local_epochs, from the one initial model and
+// uploads its model dense; the coordinator keeps the N client models as
+// the ensemble and combines their softmax outputs with an aggregator
+// trained on a proxy split it holds (docs/FENS.md has the decisions).
+struct FensConfig {
+  // mean | weighted (per-class sample counts, 002 Eq. 5) | linear (learned
+  // per-member, per-class weights over the probabilities, Eq. 5 trained) |
+  // nn (002's shallow network: M*C inputs, one hidden layer of
+  // `hidden_units` ReLU units, softmax out, Adam).
+  std::string aggregator = "nn";
+  // This fraction of the training set (a seeded draw) is held back at the
+  // coordinator as the proxy set; the clients' partition covers the rest.
+  double proxy_fraction = 0.1;
+  int64_t hidden_units = 120;      // nn
+  int64_t epochs = 300;            // linear, nn: passes over the proxy set
+  double lr = 1e-3;                // Adam's step size (002: 5e-5, 300 epochs)
+  double lr_decay = 0.999;         // lr *= lr_decay after every epoch
+  int64_t batch_size = 64;
+};
+
 struct ExperimentConfig {
   std::string name = "experiment";
-  // shefl | fedensemble | fedavg | fedprox | hasa: fixes who trains what
+  // shefl | fedensemble | fedavg | fedprox | hasa | fens: fixes who trains what
   std::string method = "shefl";
   uint64_t seed = 1;
   int64_t rounds = 100;
@@ -175,6 +196,7 @@ struct ExperimentConfig {
   ScheduleConfig schedule;
   AggregationConfig aggregation;
   EvalConfig eval;
+  FensConfig fens;
   HasaConfig hasa;
 };
 

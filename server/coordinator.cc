@@ -18,6 +18,7 @@
 #include "common/failpoint.h"
 #include "common/log.h"
 #include "common/train.h"
+#include "server/fens_round.h"
 
 namespace shefl {
 
@@ -101,9 +102,13 @@ absl::Status Coordinator::RunRound(int64_t t) {
   // 1. Cohort, assignment and budgets.
   // Only clients whose daemon is connected now: a lost daemon's clients
   // would only cost the round its deadline.
-  const RoundPlan plan = scheduler_->Plan(
-      t, [this](int64_t id) { return state_->registry.IsConnected(id); },
-      capacity_->ForRound());
+  const Availability connected = [this](int64_t id) {
+    return state_->registry.IsConnected(id);
+  };
+  // FENS: every connected client trains the one initial model, once.
+  const RoundPlan plan = fens_ ? FensPlan(cfg, scheduler_->k_lpc(), connected)
+                               : scheduler_->Plan(t, connected,
+                                                  capacity_->ForRound());
   std::vector<uint64_t> versions;
   for (int64_t m = 0; m < cfg.model.num_models; ++m)
     versions.push_back(state_->store->Version(m));
@@ -139,7 +144,12 @@ absl::Status Coordinator::RunRound(int64_t t) {
             absl::StrCat("round ", round, " deadline: ",
                          round_state->accepted(), "/", round_state->expected(),
                          " updates in"));
-  auto not_published = Aggregate(aggregators);
+  absl::StatusOr<int64_t> not_published = 0;
+  if (fens_) {
+    if (auto st = KeepFensMembers(aggregators); !st.ok()) return st;
+  } else {
+    not_published = Aggregate(aggregators);
+  }
   if (!not_published.ok()) return not_published.status();
 
   // The rest (evaluation, the line, the checkpoint) runs beside the next
@@ -157,6 +167,13 @@ absl::Status Coordinator::RunRound(int64_t t) {
   PendingRecord rec;
   rec.round = round;
   std::tie(rec.models, rec.versions) = state_->store->Snapshot();
+  if (fens_) {
+    // The members are the round's models: evaluated, and checkpointed
+    // (so a resumed run's model_sha256 is theirs too).
+    rec.models = fens_members_;
+    rec.versions.assign(rec.models.size(), 1);
+    rec.fens_clients = fens_clients_;
+  }
   rec.evaluate = round % cfg.eval.every == 0 || round == cfg.rounds;
   rec.wall = Since(start);
   rec.own = own + Since(close_start) - record_wait;
@@ -199,12 +216,25 @@ absl::Status Coordinator::WaitForRecord() {
 absl::Status Coordinator::Record(const PendingRecord& rec) {
   const ExperimentConfig& cfg = state_->config;
   const auto eval_start = Clock::now();
-  if (rec.evaluate) {
+  nlohmann::json line = rec.line;
+  if (rec.evaluate && fens_) {
+    auto fr = fens_->Evaluate(rec.models, rec.fens_clients);
+    if (!fr.ok()) return fr.status();
+    RecordEvaluation(fr->ensemble, rec.round);
+    AddFensFields(cfg, state_->store->dim(), *fr, rec.fens_clients, &line);
+    LogLine("coordinator",
+            absl::StrFormat("FENS: %d members, %s aggregator (%d parameters, "
+                            "fitted on %d proxy samples in %.1f s): accuracy "
+                            "%.4f, plain mean %.4f",
+                            rec.fens_clients.size(), fr->aggregator,
+                            fr->aggregator_params, fr->proxy_samples,
+                            fr->fit_seconds, fr->ensemble.ensemble_accuracy,
+                            fr->mean.ensemble_accuracy));
+  } else if (rec.evaluate) {
     auto eval = evaluator_->Evaluate(rec.models);
     if (!eval.ok()) return eval.status();
     RecordEvaluation(*eval, rec.round);
   }
-  nlohmann::json line = rec.line;
   AddEvaluation(&line);
   line["eval_seconds"] = Since(eval_start);
   if (auto st = results_->AppendRound(line); !st.ok()) return st;
@@ -313,6 +343,20 @@ absl::StatusOr<int64_t> Coordinator::Aggregate(
     state_->store->Publish(m, std::move(w));
   }
   return not_published;
+}
+
+absl::Status Coordinator::KeepFensMembers(
+    const std::vector<ModelAggregator>& aggs) {
+  fens_members_.clear();
+  fens_clients_.clear();
+  if (aggs.empty() || aggs[0].num_updates() == 0)
+    return absl::FailedPreconditionError(
+        "FENS: no client model arrived in the round; nothing to ensemble");
+  auto members =
+      FensMembers(*state_->store->Get(0), aggs[0].updates(), &fens_clients_);
+  if (!members.ok()) return members.status();
+  fens_members_ = std::move(*members);
+  return absl::OkStatus();
 }
 
 void Coordinator::RecordEvaluation(const EvalResult& r, int64_t round) {

@@ -21,6 +21,7 @@
 #include "common/tls.h"
 #include "server/coordinator_state.h"
 #include "server/evaluator.h"
+#include "server/fens_ensemble.h"
 #include "server/health_port.h"
 #include "server/run_results.h"
 
@@ -75,6 +76,9 @@ class Coordinator {
   // Applies the round's aggregates; returns how many were not published
   // (a non-finite weight: the previous model stays).
   absl::StatusOr<int64_t> Aggregate(std::vector<ModelAggregator>& aggregators);
+  // FENS: keeps each client's model (global + its update) as a member
+  // instead of folding the updates (server/fens_ensemble.h).
+  absl::Status KeepFensMembers(const std::vector<ModelAggregator>& aggregators);
   nlohmann::json RoundLine(const RoundState& state, double wall,
                            double own_seconds) const;
   void RecordEvaluation(const EvalResult& r, int64_t round);
@@ -87,6 +91,7 @@ class Coordinator {
     bool evaluate = false;
     double wall = 0, own = 0;
     nlohmann::json line;  // without the evaluation's figures
+    std::vector<int64_t> fens_clients;  // FENS: whose model each member is
     std::string summary;  // for the log line
   };
   absl::Status Record(const PendingRecord& rec);
@@ -100,6 +105,12 @@ class Coordinator {
 
   std::unique_ptr<CoordinatorState> state_;
   std::unique_ptr<Evaluator> evaluator_;
+  // method fens: the ensemble of client models and its aggregator; null
+  // for every other method. fens_members_ / fens_clients_ are written by
+  // RunRound before the round's Record starts.
+  std::unique_ptr<FensEnsemble> fens_;
+  std::vector<ModelSnapshot> fens_members_;
+  std::vector<int64_t> fens_clients_;
   std::unique_ptr<Scheduler> scheduler_;
   std::unique_ptr<CapacityPlan> capacity_;  // capacity levels, HASA
   std::unique_ptr<RunResults> results_;

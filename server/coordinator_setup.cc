@@ -18,6 +18,7 @@
 #include "common/metrics_server.h"
 #include "common/resources.h"
 #include "server/coordinator.h"
+#include "server/fens_round.h"
 
 namespace shefl {
 
@@ -114,6 +115,13 @@ absl::StatusOr<std::unique_ptr<Coordinator>> Coordinator::Create(
   auto evaluator = Evaluator::Create(*config);
   if (!evaluator.ok()) return evaluator.status();
   c->evaluator_ = std::move(*evaluator);
+  if (config->method == "fens") {
+    auto device = ResolveDevice(config->device);
+    if (!device.ok()) return device.status();
+    auto fens = FensEnsemble::Create(*config, *device);
+    if (!fens.ok()) return fens.status();
+    c->fens_ = std::move(*fens);
+  }
 
   std::unique_ptr<ModelStore> store;
   const bool have_checkpoint =
@@ -258,6 +266,27 @@ nlohmann::json Coordinator::RoundLine(const RoundState& rs, double wall,
           {"daemon_bytes", ToJson(daemon)}};
 }
 
+namespace {
+// FENS's members stand in model_sha256 for the M globals.
+std::vector<std::string> FensDigests(const std::vector<ModelSnapshot>& members) {
+  std::vector<std::string> out;
+  for (const ModelSnapshot& m : members)
+    out.push_back(Sha256Hex(m->data(), m->size() * sizeof(float)));
+  return out;
+}
+
+nlohmann::json LastRoundLine(const std::string& dir) {
+  std::ifstream in(dir + "/rounds.jsonl");
+  nlohmann::json last = nlohmann::json::object();
+  std::string line;
+  while (std::getline(in, line)) {
+    auto j = nlohmann::json::parse(line, nullptr, false);
+    if (j.is_object()) last = std::move(j);
+  }
+  return last;
+}
+}  // namespace
+
 // A field summed over the recorded rounds (resumed ones too).
 uint64_t Coordinator::RecordedSum(const char* key) const {
   std::ifstream in(results_->dir() + "/rounds.jsonl");
@@ -294,7 +323,10 @@ absl::Status Coordinator::Finish(double wall) {
       {"bytes", ToJson(total)},
       {"wall_seconds", wall},
       {"coordinator_peak_rss_bytes", PeakRssBytes()},
-      {"model_sha256", state_->store->Digests()}};
+      {"model_sha256", fens_members_.empty()
+                           ? state_->store->Digests()
+                           : FensDigests(fens_members_)}};
+  if (fens_) AddFensSummary(LastRoundLine(results_->dir()), &summary);
   if (rounds_to_threshold_ >= 0)
     summary["rounds_to_threshold"] = rounds_to_threshold_;
   LogLine("coordinator",
