@@ -6,6 +6,7 @@
 #include <chrono>
 
 #include "absl/strings/str_cat.h"
+#include "common/client_metrics.h"
 #include "common/data.h"
 #include "common/fens_split.h"
 #include "common/flat_state.h"
@@ -42,7 +43,12 @@ absl::StatusOr<std::unique_ptr<LocalTrainer>> LocalTrainer::Create(
     // FENS partitions what its proxy split leaves (common/fens_split.h).
     auto idx = TrainingIndices(config, *labels, t->train_.num_classes, c);
     if (!idx.ok()) return idx.status();
-    t->shards_[c] = std::move(*idx);
+    // The part the client holds out for its evaluation is never trained
+    // on (eval.client_holdout; common/client_metrics.h).
+    auto split = SplitClientShard(*idx, config.eval.client_holdout,
+                                  config.seed, c);
+    if (!split.ok()) return split.status();
+    t->shards_[c] = std::move(split->train);
   }
   auto shape = ShapeOf(t->train_, config.data.text_vocab);
   if (!shape.ok()) return shape.status();

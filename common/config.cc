@@ -115,6 +115,8 @@ std::vector<Field> Fields(ExperimentConfig& c) {
       {"eval.threshold", &c.eval.threshold, 0, 1},
       {"eval.max_test_samples", &c.eval.max_test_samples, 0, 1e12},
       {"eval.batch_size", &c.eval.batch_size, 1, 1e7},
+      {"eval.client_holdout", &c.eval.client_holdout, 0, 0.999999},
+      {"eval.gamma", &c.eval.gamma, 0, 1e12},
       {"fens.aggregator", &c.fens.aggregator, 0, 0,
        {"mean", "weighted", "linear", "nn"}},
       {"fens.proxy_fraction", &c.fens.proxy_fraction, 0, 0.9},
@@ -485,6 +487,20 @@ absl::Status Resolve(const std::string& source, const Origins& seen,
     return KeyError("train.hpc_local_epochs",
                     "clients.num_hpc is 0: no client is an HPC",
                     {"clients.num_hpc"});
+  if (c.partition.scheme == "own") {
+    // The coordinator rebuilds every shard from the seed to simulate the
+    // clients' own evaluation (server/client_evaluator.h): not with 'own'.
+    for (const char* key : {"eval.client_holdout", "eval.gamma"}) {
+      const double v = std::string(key) == "eval.gamma" ? c.eval.gamma
+                                                        : c.eval.client_holdout;
+      if (v > 0)
+        return KeyError(key,
+                        "the coordinator computes it from each client's "
+                        "shard, which it cannot know under partition.scheme "
+                        "'own'",
+                        {"partition.scheme"});
+    }
+  }
   if (c.train.local_steps == 0 && c.train.local_epochs == 0)
     return KeyError("train.local_epochs",
                     "0 epochs and 0 steps: nothing would be trained",

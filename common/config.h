@@ -135,6 +135,21 @@ struct EvalConfig {
   double threshold = 0.8;         // for rounds_to_threshold
   int64_t max_test_samples = 0;   // > 0: evaluate on the first this many
   int64_t batch_size = 1000;
+  // Client-level metrics (003 Eq. 5-7): each client holds out this
+  // fraction of its shard (common/client_metrics.h has the exact split),
+  // never trains on it, and the ensemble is scored on it; rounds.jsonl
+  // then carries mean, worst and 10th-percentile client accuracy. 0: off
+  // (no split; runs as before). The coordinator computes the figures
+  // itself from the seed's partition, a simulation of each client's own
+  // evaluation (server/client_evaluator.h); refused with partition 'own'.
+  double client_holdout = 0;
+  // Fed-ensemble's personalised weights (004 Eq. 3-4): client i weighs
+  // member k by alpha_ik = softmax_k(-loss_i(w_k) / gamma), loss_i its
+  // mean cross-entropy on its own training data. 0: off. Large gamma gives
+  // uniform weights, small picks the member with the lowest loss.
+  // Reported as weight statistics, and as personalised client-level
+  // accuracy when client_holdout > 0.
+  double gamma = 0;
 };
 
 // HASA-style allocation (003, method: hasa; common/hasa.h has the maths):

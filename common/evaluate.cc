@@ -66,6 +66,15 @@ class Accumulator {
                        .squeeze(2)
                        .exp();
     at::Tensor var = (w.view({m, 1}) * (q - conf.unsqueeze(0)).pow(2)).sum(0);
+    // 004 Eq. 10's variance term over the whole distribution, and the
+    // entropies (0 * log 0 taken as 0), per sample [B].
+    at::Tensor pk = logp.exp();
+    at::Tensor pred_var = (w * (pk - p.unsqueeze(0)).pow(2)).sum(2).sum(0);
+    at::Tensor ent = -at::where(p > 0, p * ens_logp, 0.0).sum(1);
+    at::Tensor member_ent = -at::where(pk > 0, pk * logp, 0.0).sum(2);  // [M, B]
+    at::Tensor mutual = ent - (w.view({m, 1}) * member_ent).sum(0);
+    const at::Tensor is_right = correct;
+    const at::Tensor is_wrong = 1.0 - correct;
     at::Tensor mem_logp_y =
         logp.gather(2, y.view({1, -1, 1}).expand({m, -1, 1})).squeeze(2);
     at::Tensor mem_correct = logp.argmax(2).eq(y.unsqueeze(0)).sum(1);
@@ -85,8 +94,14 @@ class Accumulator {
     n_ += y.size(0);
     correct_ += correct.sum().item<double>();
     nll_ -= ens_logp.gather(1, y.unsqueeze(1)).sum().item<double>();
-    entropy_ -= (p * ens_logp).sum().item<double>();
+    entropy_ += ent.sum().item<double>();
     variance_ += var.sum().item<double>();
+    pred_var_ += pred_var.sum().item<double>();
+    mutual_ += mutual.sum().item<double>();
+    entropy_right_ += (ent * is_right).sum().item<double>();
+    entropy_wrong_ += (ent * is_wrong).sum().item<double>();
+    pred_var_right_ += (pred_var * is_right).sum().item<double>();
+    pred_var_wrong_ += (pred_var * is_wrong).sum().item<double>();
     at::Tensor mc = mem_correct.to(at::kCPU, at::kDouble);
     at::Tensor mn = mem_logp_y.sum(1).to(at::kCPU);
     for (int64_t k = 0; k < m; ++k) {
@@ -108,6 +123,15 @@ class Accumulator {
     r.ensemble_nll = nll_ / n;
     r.mean_entropy = entropy_ / n;
     r.mean_member_variance = variance_ / n;
+    r.predictive_variance = pred_var_ / n;
+    r.mutual_information = mutual_ / n;
+    r.num_correct = std::llround(correct_);
+    const double right = std::max(correct_, 1.0);
+    const double wrong = std::max(static_cast<double>(n_) - correct_, 1.0);
+    r.entropy_correct = entropy_right_ / right;
+    r.entropy_wrong = entropy_wrong_ / wrong;
+    r.predictive_variance_correct = pred_var_right_ / right;
+    r.predictive_variance_wrong = pred_var_wrong_ / wrong;
     for (int j = 0; j < kEceBins; ++j) {
       r.ece += std::abs(bin_correct_[j] - bin_conf_[j]) / n;
     }
@@ -122,6 +146,9 @@ class Accumulator {
   std::vector<double> w_;
   int64_t n_ = 0;
   double correct_ = 0, nll_ = 0, entropy_ = 0, variance_ = 0;
+  double pred_var_ = 0, mutual_ = 0;
+  double entropy_right_ = 0, entropy_wrong_ = 0;
+  double pred_var_right_ = 0, pred_var_wrong_ = 0;
   std::vector<double> member_correct_, member_nll_;
   double bin_conf_[kEceBins] = {};
   double bin_correct_[kEceBins] = {};
@@ -186,6 +213,31 @@ void RunModels(const std::vector<std::shared_ptr<Net>>& models,
     for (const auto& m : models) outs.push_back(m->forward(x));
     acc.Add(at::stack(outs, 0).log_softmax(2), y.to(device));
   }
+}
+
+// Runs all models over data[idx] in batches; member log-probabilities
+// [M, n, C] in fp32 on the CPU.
+at::Tensor CollectLogProbs(const std::vector<std::shared_ptr<Net>>& models,
+                           const Dataset& data, const at::Tensor& idx,
+                           int64_t batch, c10::Device device) {
+  c10::NoGradGuard no_grad;
+  EvalModeGuard mode(models);
+  for (const auto& m : models) m->to(device);
+  const at::Tensor index = idx.to(data.x.device());
+  std::vector<at::Tensor> parts;
+  for (int64_t b = 0; b < index.size(0); b += batch) {
+    at::Tensor sel = index.slice(0, b, std::min(index.size(0), b + batch));
+    at::Tensor x = data.x.index_select(0, sel).to(device);
+    std::vector<at::Tensor> outs;
+    for (const auto& m : models) outs.push_back(m->forward(x));
+    parts.push_back(
+        at::stack(outs, 0).log_softmax(2).to(at::kCPU, at::kFloat));
+  }
+  if (parts.empty()) {
+    return at::empty({static_cast<int64_t>(models.size()), 0, data.num_classes},
+                     at::kFloat);
+  }
+  return at::cat(parts, 1);
 }
 
 absl::Status CheckRun(const std::vector<std::shared_ptr<Net>>& models,
@@ -266,6 +318,25 @@ absl::StatusOr<std::vector<double>> MemberLosses(
     return acc.Finish().member_nll;
   } catch (const c10::Error& e) {
     return TorchError("MemberLosses", e);
+  }
+}
+
+absl::StatusOr<at::Tensor> MemberLogProbs(
+    const std::vector<std::shared_ptr<Net>>& models, const Dataset& data,
+    const std::vector<int64_t>& indices, int64_t batch_size,
+    c10::Device device) {
+  if (absl::Status st = CheckRun(models, data, batch_size); !st.ok()) return st;
+  for (int64_t i : indices) {
+    if (i < 0 || i >= data.size()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "sample index ", i, " is out of range for '", data.name, "'"));
+    }
+  }
+  try {
+    return CollectLogProbs(models, data, at::tensor(indices, at::kLong),
+                           batch_size, device);
+  } catch (const c10::Error& e) {
+    return TorchError("MemberLogProbs", e);
   }
 }
 

@@ -15,6 +15,19 @@
 //                           (population, weighted by w_k) of p_k(yhat|x),
 //                           the probability each member gives the
 //                           ensemble's predicted class yhat = argmax p(.|x)
+//   predictive_variance   = mean over samples of
+//                           sum_c sum_k w_k (p_k(c|x) - p(c|x))^2: the
+//                           variance across members of the whole predictive
+//                           distribution, the "knowledge uncertainty" term
+//                           E_theta[(h_theta(x) - hbar(x))^2] of 004 Eq. 10
+//                           with h the probability vector (its squared
+//                           Euclidean deviation, summed over classes)
+//   mutual_information    = mean[H(p(.|x)) - sum_k w_k H(p_k(.|x))] (the
+//                           entropy of the ensemble less the members'
+//                           mean entropy; >= 0)
+//   *_correct, *_wrong    = the same means over the samples the ensemble
+//                           predicts right (yhat == y) or wrong; 0 when
+//                           there is no such sample (num_correct says)
 // Ties in argmax go to the lowest class index.
 #ifndef SHEFL_COMMON_EVALUATE_H_
 #define SHEFL_COMMON_EVALUATE_H_
@@ -27,10 +40,23 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "common/client_metrics.h"
 #include "common/dataset.h"
 #include "common/models.h"
 
 namespace shefl {
+
+// Client-level figures of one evaluation (common/client_metrics.h has the
+// definitions; server/client_evaluator.h computes them).
+struct ClientLevelResult {
+  bool evaluated = false;         // eval.client_holdout > 0
+  int64_t samples = 0;            // held-out samples over all clients
+  ClientLevelSummary uniform;     // the uniform ensemble on each held-out part
+  bool personalised = false;      // eval.gamma > 0
+  ClientLevelSummary personal;    // each client's alpha_i ensemble (if evaluated)
+  double weight_entropy = 0;      // mean over clients of H(alpha_i)
+  double weight_max = 0;          // mean over clients of max_k alpha_ik
+};
 
 struct EvalResult {
   int64_t samples = 0;
@@ -39,8 +65,14 @@ struct EvalResult {
   double ece = 0;
   double mean_entropy = 0;
   double mean_member_variance = 0;
+  double predictive_variance = 0;
+  double mutual_information = 0;
+  int64_t num_correct = 0;
+  double entropy_correct = 0, entropy_wrong = 0;
+  double predictive_variance_correct = 0, predictive_variance_wrong = 0;
   std::vector<double> member_accuracy;  // one per member
   std::vector<double> member_nll;       // one per member
+  ClientLevelResult client_level;       // set by the coordinator's evaluator
 };
 
 constexpr int kEceBins = 15;
@@ -69,6 +101,14 @@ absl::StatusOr<EvalResult> EvaluateEnsemble(
 // Each member's mean cross-entropy on data[indices] (e.g. a client's own
 // training shard): the loss_i(w_k) that PersonalisedWeights takes.
 absl::StatusOr<std::vector<double>> MemberLosses(
+    const std::vector<std::shared_ptr<Net>>& models, const Dataset& data,
+    const std::vector<int64_t>& indices, int64_t batch_size,
+    c10::Device device);
+
+// Every member's log-probabilities of data[indices]: [M, n, C] fp32 on the
+// CPU (same run conditions as EvaluateEnsemble). Bad indices ->
+// InvalidArgument.
+absl::StatusOr<at::Tensor> MemberLogProbs(
     const std::vector<std::shared_ptr<Net>>& models, const Dataset& data,
     const std::vector<int64_t>& indices, int64_t batch_size,
     c10::Device device);

@@ -18,6 +18,7 @@
 #include "common/failpoint.h"
 #include "common/log.h"
 #include "common/train.h"
+#include "server/eval_report.h"
 #include "server/fens_round.h"
 
 namespace shefl {
@@ -264,6 +265,7 @@ void Coordinator::AddEvaluation(nlohmann::json* line) const {
   (*line)["ece"] = e.ece;
   (*line)["mean_entropy"] = e.mean_entropy;
   (*line)["member_variance"] = e.mean_member_variance;
+  AddEvaluationDetails(e, line);
 }
 
 // Which clients hold this round's tasks: what a person (or a test) needs
@@ -369,6 +371,7 @@ void Coordinator::RecordEvaluation(const EvalResult& r, int64_t round) {
   state_->metrics.SetEnsembleAccuracy(r.ensemble_accuracy);
   state_->metrics.SetEnsembleLoss(r.ensemble_nll);
   state_->metrics.SetEnsembleEce(r.ece);
+  PublishEvaluationDetails(r, state_->metrics);
   for (size_t m = 0; m < r.member_accuracy.size(); ++m)
     state_->metrics.SetModelAccuracy(m, r.member_accuracy[m]);
 }

@@ -46,6 +46,37 @@ CoordinatorMetrics::CoordinatorMetrics()
                        .Help("Ensemble expected calibration error (15 bins)")
                        .Register(r)
                        .Add({});
+  entropy_ = &prometheus::BuildGauge()
+                  .Name("shefl_ensemble_entropy")
+                  .Help("Mean predictive entropy of the ensemble's test "
+                        "predictions (nats), over all, correct or wrong ones")
+                  .Register(r);
+  predictive_variance_ =
+      &prometheus::BuildGauge()
+           .Name("shefl_ensemble_predictive_variance")
+           .Help("Mean variance across members of the predictive "
+                 "distribution (004 Eq. 10, summed over classes), over all, "
+                 "correct or wrong test predictions")
+           .Register(r);
+  mutual_information_ = &prometheus::BuildGauge()
+                             .Name("shefl_ensemble_mutual_information")
+                             .Help("Mean ensemble entropy less the members' "
+                                   "mean entropy (nats)")
+                             .Register(r)
+                             .Add({});
+  client_level_ = &prometheus::BuildGauge()
+                       .Name("shefl_client_level_accuracy")
+                       .Help("Client-level accuracy on each client's "
+                             "held-out split (003 Eq. 5-7): mean, worst, "
+                             "10th percentile; uniform or personal weights")
+                       .Register(r);
+  personal_weight_entropy_ =
+      &prometheus::BuildGauge()
+           .Name("shefl_personal_weight_entropy")
+           .Help("Mean over clients of the entropy of their personalised "
+                 "member weights (nats; log M is uniform)")
+           .Register(r)
+           .Add({});
   model_accuracy_ = &prometheus::BuildGauge()
                          .Name("shefl_model_accuracy")
                          .Help("Test accuracy of each ensemble member")
@@ -98,6 +129,27 @@ void CoordinatorMetrics::CountRefusal(const std::string& rpc,
                                       uint64_t bytes) {
   refusals_->Add({{"rpc", rpc}, {"reason", reason}}).Increment();
   refused_bytes_->Increment(static_cast<double>(bytes));
+}
+
+void CoordinatorMetrics::SetUncertainty(double entropy, double entropy_correct,
+                                        double entropy_wrong, double variance,
+                                        double variance_correct,
+                                        double variance_wrong,
+                                        double mutual_information) {
+  entropy_->Add({{"subset", "all"}}).Set(entropy);
+  entropy_->Add({{"subset", "correct"}}).Set(entropy_correct);
+  entropy_->Add({{"subset", "wrong"}}).Set(entropy_wrong);
+  predictive_variance_->Add({{"subset", "all"}}).Set(variance);
+  predictive_variance_->Add({{"subset", "correct"}}).Set(variance_correct);
+  predictive_variance_->Add({{"subset", "wrong"}}).Set(variance_wrong);
+  mutual_information_->Set(mutual_information);
+}
+
+void CoordinatorMetrics::SetClientLevel(const std::string& weights,
+                                        const ClientLevelSummary& s) {
+  client_level_->Add({{"stat", "mean"}, {"weights", weights}}).Set(s.mean);
+  client_level_->Add({{"stat", "worst"}, {"weights", weights}}).Set(s.worst);
+  client_level_->Add({{"stat", "p10"}, {"weights", weights}}).Set(s.p10);
 }
 
 void CoordinatorMetrics::SetModelAccuracy(int64_t model, double a) {

@@ -10,6 +10,8 @@
 #include <memory>
 #include <string>
 
+#include "common/client_metrics.h"
+
 namespace shefl {
 
 class CoordinatorMetrics {
@@ -28,6 +30,17 @@ class CoordinatorMetrics {
   void SetModelAccuracy(int64_t model, double a);
   void SetEnsembleLoss(double l) { ensemble_loss_->Set(l); }
   void SetEnsembleEce(double e) { ensemble_ece_->Set(e); }
+  // 004's uncertainty of the ensemble's test predictions (common/evaluate.h):
+  // shefl_ensemble_entropy{subset}, shefl_ensemble_predictive_variance{subset}
+  // with subset "all" | "correct" | "wrong", shefl_ensemble_mutual_information.
+  void SetUncertainty(double entropy, double entropy_correct,
+                      double entropy_wrong, double variance,
+                      double variance_correct, double variance_wrong,
+                      double mutual_information);
+  // shefl_client_level_accuracy{stat="mean|worst|p10",weights}; weights:
+  // "uniform" | "personal" (003 Eq. 5-7).
+  void SetClientLevel(const std::string& weights, const ClientLevelSummary& s);
+  void SetPersonalWeightEntropy(double h) { personal_weight_entropy_->Set(h); }
   // direction: "up" | "down"; tier: "hpc" | "lpc" | "control"
   void AddBytes(const std::string& direction, const std::string& tier,
                 uint64_t bytes);
@@ -54,6 +67,11 @@ class CoordinatorMetrics {
   prometheus::Gauge* ensemble_accuracy_;
   prometheus::Gauge* ensemble_loss_;
   prometheus::Gauge* ensemble_ece_ = nullptr;
+  prometheus::Family<prometheus::Gauge>* entropy_ = nullptr;
+  prometheus::Family<prometheus::Gauge>* predictive_variance_ = nullptr;
+  prometheus::Gauge* mutual_information_ = nullptr;
+  prometheus::Family<prometheus::Gauge>* client_level_ = nullptr;
+  prometheus::Gauge* personal_weight_entropy_ = nullptr;
   prometheus::Family<prometheus::Gauge>* model_accuracy_;
   prometheus::Family<prometheus::Counter>* bytes_;
   prometheus::Family<prometheus::Counter>* download_bytes_ = nullptr;

@@ -27,6 +27,11 @@ absl::StatusOr<std::unique_ptr<Evaluator>> Evaluator::Create(
   auto device = ResolveDevice(config.device);
   if (!device.ok()) return device.status();
   e->device_ = *device;
+  if (ClientEvaluator::Wanted(config)) {
+    auto clients = ClientEvaluator::Create(config);
+    if (!clients.ok()) return clients.status();
+    e->clients_ = *std::move(clients);
+  }
   return e;
 }
 
@@ -45,8 +50,13 @@ absl::StatusOr<EvalResult> Evaluator::Evaluate(
     const std::vector<ModelSnapshot>& models) {
   for (size_t m = 0; m < models.size(); ++m)
     if (auto st = Unflatten(*models[m], *nets_[m]); !st.ok()) return st;
-  return EvaluateEnsemble(nets_, test_, config_.eval.batch_size,
-                          config_.eval.max_test_samples, device_);
+  auto r = EvaluateEnsemble(nets_, test_, config_.eval.batch_size,
+                            config_.eval.max_test_samples, device_);
+  if (!r.ok() || clients_ == nullptr) return r;
+  auto c = clients_->Evaluate(nets_, config_.eval.batch_size, device_);
+  if (!c.ok()) return c.status();
+  r->client_level = *std::move(c);
+  return r;
 }
 
 }  // namespace shefl

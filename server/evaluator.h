@@ -11,6 +11,7 @@
 #include "common/dataset.h"
 #include "common/evaluate.h"
 #include "common/models.h"
+#include "server/client_evaluator.h"
 #include "server/model_store.h"
 
 namespace shefl {
@@ -25,6 +26,8 @@ class Evaluator {
   absl::StatusOr<std::vector<std::vector<float>>> InitialModels() const;
   int64_t dim() const { return dim_; }
 
+  // The ensemble on the test split; with eval.client_holdout or eval.gamma
+  // also the client-level figures (server/client_evaluator.h).
   absl::StatusOr<EvalResult> Evaluate(const std::vector<ModelSnapshot>& models);
 
  private:
@@ -33,6 +36,7 @@ class Evaluator {
   ModelShape shape_;
   std::vector<std::shared_ptr<Net>> nets_;
   int64_t dim_ = 0;
+  std::unique_ptr<ClientEvaluator> clients_;  // null unless asked for
   c10::Device device_ = c10::Device(c10::kCPU);
 };
 

@@ -1,0 +1,68 @@
+// Client-level evaluation on the coordinator (003 Eq. 5-7) and Fed-
+// ensemble's personalised weights (004 Eq. 3-4), as a simulation of what
+// each client would compute on its own data.
+//
+// Why on the coordinator: the partition (and the held-out split of
+// common/client_metrics.h) is a pure function of the seed, so the
+// coordinator, which can load the same training split, rebuilds every
+// client's shard exactly as its daemon does (DESIGN.md section 3). No
+// sample, index list or loss crosses the wire and the protocol is
+// unchanged; the daemons still never train on the held-out part. The cost
+// is one forward pass of the M members over the training set per
+// evaluated round, paid only when eval.client_holdout or eval.gamma is set.
+// With partition.scheme 'own' the coordinator cannot know a shard, and
+// the config loader refuses both keys.
+//
+// Per client i with training part T_i and held-out part V_i:
+//   loss_i(w_k) = mean_{j in T_i} -log p_k(y_j|x_j)         (eval.gamma > 0)
+//   alpha_i     = softmax_k(-loss_i(w_k) / gamma)
+//   acc_i       = accuracy on V_i of the uniform ensemble, and of the
+//                 alpha_i-weighted ensemble when gamma > 0
+// summarised over the clients with a non-empty V_i (mean, worst, p10).
+#ifndef SHEFL_SERVER_CLIENT_EVALUATOR_H_
+#define SHEFL_SERVER_CLIENT_EVALUATOR_H_
+
+#include <c10/core/Device.h>
+
+#include <memory>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "common/client_metrics.h"
+#include "common/config.h"
+#include "common/dataset.h"
+#include "common/evaluate.h"
+#include "common/models.h"
+
+namespace shefl {
+
+class ClientEvaluator {
+ public:
+  // True when the config asks for client-level figures or personal weights.
+  static bool Wanted(const ExperimentConfig& config);
+
+  // Loads the training split and computes every client's split.
+  static absl::StatusOr<std::unique_ptr<ClientEvaluator>> Create(
+      const ExperimentConfig& config);
+
+  // Runs `nets` (loaded with the round's models) over the clients' data.
+  absl::StatusOr<ClientLevelResult> Evaluate(
+      const std::vector<std::shared_ptr<Net>>& nets, int64_t batch_size,
+      c10::Device device) const;
+
+  const ClientSplit& split(int64_t client) const { return splits_[client]; }
+
+ private:
+  absl::StatusOr<ClientLevelResult> EvaluateClients(
+      const std::vector<std::shared_ptr<Net>>& nets, int64_t batch_size,
+      c10::Device device) const;
+
+  double holdout_ = 0;
+  double gamma_ = 0;
+  Dataset train_;
+  std::vector<ClientSplit> splits_;  // one per client id
+};
+
+}  // namespace shefl
+
+#endif  // SHEFL_SERVER_CLIENT_EVALUATOR_H_
