@@ -9,6 +9,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "common/layout.h"
 #include "common/models.h"
 
 namespace shefl {
@@ -71,10 +72,11 @@ class CifarResNet : public Net {
       register_module(absl::StrCat("layer", stage + 1), list);
     }
     fc_ = register_module("linear", nn::Linear(512, s.num_classes));
+    UseChannelsLast(*this);  // common/layout.h: why
   }
 
   at::Tensor forward(at::Tensor x) override {
-    x = at::relu(bn1_->forward(conv1_->forward(x)));
+    x = at::relu(bn1_->forward(conv1_->forward(ChannelsLast(x))));
     for (auto& block : blocks_) x = block->forward(x);
     x = at::adaptive_avg_pool2d(x, {1, 1}).flatten(1);
     return fc_->forward(x);

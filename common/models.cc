@@ -12,6 +12,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "common/layout.h"
 #include "common/rng.h"
 
 namespace shefl {
@@ -28,10 +29,12 @@ class Cnn : public Net {
         conv2_(
             register_module("conv2", nn::Conv2d(nn::Conv2dOptions(32, 64, 5)))),
         fc1_(register_module("fc1", nn::Linear(flat, 512))),
-        fc2_(register_module("fc2", nn::Linear(512, s.num_classes))) {}
+        fc2_(register_module("fc2", nn::Linear(512, s.num_classes))) {
+    UseChannelsLast(*this);  // common/layout.h: why
+  }
 
   at::Tensor forward(at::Tensor x) override {
-    x = at::max_pool2d(at::relu(conv1_->forward(x)), {2, 2});
+    x = at::max_pool2d(at::relu(conv1_->forward(ChannelsLast(x))), {2, 2});
     x = at::max_pool2d(at::relu(conv2_->forward(x)), {2, 2});
     x = at::relu(fc1_->forward(x.flatten(1)));
     return fc2_->forward(x);
