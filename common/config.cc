@@ -386,6 +386,15 @@ absl::Status ResolveFens(const Origins& seen, const KeyErrorFn& KeyError,
     return KeyError("clients.over_selection",
                     "method fens: every client takes part; no over-selection",
                     {"method"});
+  // The coordinator scores FENS's aggregated ensemble on the test split
+  // only; the per-client figures would rebuild shards without the proxy
+  // hold-back (server/client_evaluator.h), so they are refused for now.
+  if (c.eval.client_holdout > 0)
+    return KeyError("eval.client_holdout",
+                    "not supported with method fens yet", {"method"});
+  if (c.eval.gamma > 0)
+    return KeyError("eval.gamma", "not supported with method fens yet",
+                    {"method"});
   if (c.partition.scheme == "own")
     return KeyError("partition.scheme",
                     "method fens holds back a proxy split of the training "

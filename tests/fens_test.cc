@@ -67,6 +67,8 @@ TEST_CASE("fens presets one dense round of every client and refuses the rest") {
              Catch::Contains("key 'clients.over_selection'"));
   CHECK_THAT(ErrorOf("method: fens\nfens: {aggregator: median}\n"),
              Catch::Contains("fens.aggregator"));
+  CHECK_THAT(ErrorOf("method: fens\neval: {client_holdout: 0.2}\n"),
+             Catch::Contains("key 'eval.client_holdout'"));
 }
 
 TEST_CASE("the proxy split is seeded and the partition covers only the rest") {
