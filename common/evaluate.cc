@@ -240,8 +240,11 @@ at::Tensor CollectLogProbs(const std::vector<std::shared_ptr<Net>>& models,
   return at::cat(parts, 1);
 }
 
+// What every run over data needs; `indices`, when given, must name samples
+// of `data`.
 absl::Status CheckRun(const std::vector<std::shared_ptr<Net>>& models,
-                      const Dataset& data, int64_t batch_size) {
+                      const Dataset& data, int64_t batch_size,
+                      const std::vector<int64_t>& indices = {}) {
   if (models.empty()) return absl::InvalidArgumentError("no models");
   for (const auto& m : models) {
     if (!m) return absl::InvalidArgumentError("null model");
@@ -252,6 +255,12 @@ absl::Status CheckRun(const std::vector<std::shared_ptr<Net>>& models,
   if (!data.x.defined() || !data.y.defined()) {
     return absl::InvalidArgumentError(
         absl::StrCat("data set '", data.name, "' is empty"));
+  }
+  for (int64_t i : indices) {
+    if (i < 0 || i >= data.size()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "sample index ", i, " is out of range for '", data.name, "'"));
+    }
   }
   return absl::OkStatus();
 }
@@ -304,13 +313,8 @@ absl::StatusOr<std::vector<double>> MemberLosses(
     const std::vector<std::shared_ptr<Net>>& models, const Dataset& data,
     const std::vector<int64_t>& indices, int64_t batch_size,
     c10::Device device) {
-  if (absl::Status st = CheckRun(models, data, batch_size); !st.ok()) return st;
-  for (int64_t i : indices) {
-    if (i < 0 || i >= data.size()) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "sample index ", i, " is out of range for '", data.name, "'"));
-    }
-  }
+  if (absl::Status st = CheckRun(models, data, batch_size, indices); !st.ok())
+    return st;
   try {
     Accumulator acc(std::vector<double>(models.size(), 1.0 / models.size()));
     RunModels(models, data, at::tensor(indices, at::kLong), batch_size, device,
@@ -325,13 +329,8 @@ absl::StatusOr<at::Tensor> MemberLogProbs(
     const std::vector<std::shared_ptr<Net>>& models, const Dataset& data,
     const std::vector<int64_t>& indices, int64_t batch_size,
     c10::Device device) {
-  if (absl::Status st = CheckRun(models, data, batch_size); !st.ok()) return st;
-  for (int64_t i : indices) {
-    if (i < 0 || i >= data.size()) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "sample index ", i, " is out of range for '", data.name, "'"));
-    }
-  }
+  if (absl::Status st = CheckRun(models, data, batch_size, indices); !st.ok())
+    return st;
   try {
     return CollectLogProbs(models, data, at::tensor(indices, at::kLong),
                            batch_size, device);
