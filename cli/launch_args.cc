@@ -3,6 +3,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 
 namespace shefl {
 namespace {
@@ -64,6 +65,21 @@ absl::StatusOr<int> PositiveInt(const std::string& flag,
   return n;
 }
 
+// --capacity C or C0,C1,...: models a round, 0 (none declared) to 1024,
+// as shefl-client's --capacity takes them.
+absl::Status ParseCapacity(const std::string& value, std::vector<int>& out) {
+  out.clear();
+  for (absl::string_view part : absl::StrSplit(value, ',')) {
+    int n = 0;
+    if (!absl::SimpleAtoi(part, &n) || n < 0 || n > 1024)
+      return absl::InvalidArgumentError(absl::StrCat(
+          "flag --capacity wants models a round (0 to 1024) for every daemon "
+          "or one per daemon, comma-separated; got '", value, "'"));
+    out.push_back(n);
+  }
+  return absl::OkStatus();
+}
+
 // Applies one `run` flag to `run`.
 absl::Status RunFlag(const std::string& flag, ArgCursor& cur, RunArgs& run) {
   auto value = cur.TakeValue(flag);
@@ -89,6 +105,8 @@ absl::Status RunFlag(const std::string& flag, ArgCursor& cur, RunArgs& run) {
     run.resume = *value;
   } else if (flag == "--device") {
     run.device = *value;
+  } else if (flag == "--capacity") {
+    return ParseCapacity(*value, run.capacity);
   }
   if (value->empty()) {
     return absl::InvalidArgumentError(
@@ -99,7 +117,8 @@ absl::Status RunFlag(const std::string& flag, ArgCursor& cur, RunArgs& run) {
 
 bool IsRunFlag(const std::string& flag) {
   for (const char* f : {"--daemons", "--out", "--set", "--resume",
-                        "--threads", "--device", "--max-restarts"}) {
+                        "--threads", "--device", "--max-restarts",
+                        "--capacity"}) {
     if (flag == f) return true;
   }
   return false;
@@ -205,7 +224,7 @@ std::string RunUsage() {
   return "usage: shefl run CONFIG [--daemons N] [--out DIR] "
          "[--set key=value ...]\n"
          "                 [--resume RUN_DIR] [--threads T] [--device D]\n"
-         "                 [--insecure] [--max-restarts R]\n"
+         "                 [--insecure] [--max-restarts R] [--capacity C[,C...]]\n"
          "\n"
          "  CONFIG            experiment YAML (optional with --resume: the\n"
          "                    run folder's config.yaml)\n"
@@ -221,6 +240,9 @@ std::string RunUsage() {
          "  --resume RUN_DIR  continue RUN_DIR from its last checkpoint\n"
          "  --threads T       cores per daemon (default max(1, nproc/N))\n"
          "  --device D        daemon device: auto | cpu | cuda | cuda:N\n"
+         "  --capacity C      each daemon's clients train at most C of the M\n"
+         "                    models a round (HPC capacity levels, HASA's\n"
+         "                    caps); C0,C1,... gives one per daemon\n"
          "  --max-restarts R  restart a daemon that dies, up to R times\n"
          "                    (default 5; 0: a dead daemon ends the run)\n"
          "  --insecure        plaintext gRPC, no token (default: mutual TLS\n"

@@ -12,7 +12,7 @@
 namespace shefl {
 
 // `shefl run CONFIG [--daemons N] [--out DIR] [--set key=value ...]
-//  [--resume RUN_DIR] [--threads T] [--device D]`
+//  [--resume RUN_DIR] [--threads T] [--device D] [--capacity C[,C...]]`
 struct RunArgs {
   std::string config;                  // empty only with --resume
   int daemons = 0;                     // 0: default (2, capped at clients)
@@ -23,6 +23,10 @@ struct RunArgs {
   std::string device;                  // empty: the daemon's default
   bool insecure = false;               // plaintext; default mutual TLS
   int max_restarts = 5;                // per daemon that dies; 0: none
+  // --capacity: models a round each daemon's clients train at most (HPC
+  // capacity levels, HASA's caps); one value for every daemon or one per
+  // daemon; empty: the daemons declare none.
+  std::vector<int> capacity;
 };
 
 struct CommandLine {

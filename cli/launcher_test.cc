@@ -194,6 +194,35 @@ TEST_CASE("the plan gives each child the flags of its contract") {
   CHECK(plan.daemons[0].argv.back() == "--insecure");
 }
 
+TEST_CASE("--capacity reaches every daemon or one value per daemon") {
+  CHECK(Parse({"run", "c.yaml", "--capacity", "3"}).run.capacity ==
+        std::vector<int>{3});
+  CHECK(Parse({"run", "c.yaml", "--capacity=5,3,0"}).run.capacity ==
+        std::vector<int>{5, 3, 0});
+  for (const char* bad : {"x", "-1", "2,,3", "1025", ""})
+    CHECK_THAT(ParseError({"run", "c.yaml", "--capacity", bad}),
+               Catch::Contains("--capacity"));
+  auto capacity_of = [](const ChildCommand& d) {
+    auto it = std::find(d.argv.begin(), d.argv.end(), "--capacity");
+    return it == d.argv.end() ? std::string("none") : *(it + 1);
+  };
+  RunArgs args;
+  args.capacity = {4};
+  RunPlan plan = MakeRunPlan(args, "c.yaml", "R", SplitClients(5, 2), "/b",
+                             {1001, 1002, 1003, 1004}, 1);
+  CHECK(capacity_of(plan.daemons[0]) == "4");
+  CHECK(capacity_of(plan.daemons[1]) == "4");
+  args.capacity = {5, 2};
+  plan = MakeRunPlan(args, "c.yaml", "R", SplitClients(5, 2), "/b",
+                     {1001, 1002, 1003, 1004}, 1);
+  CHECK(capacity_of(plan.daemons[0]) == "5");
+  CHECK(capacity_of(plan.daemons[1]) == "2");
+  args.capacity.clear();
+  plan = MakeRunPlan(args, "c.yaml", "R", SplitClients(5, 2), "/b",
+                     {1001, 1002, 1003, 1004}, 1);
+  CHECK(capacity_of(plan.daemons[0]) == "none");
+}
+
 TEST_CASE("free ports are distinct and bindable, and a probe sees a listener") {
   absl::StatusOr<std::vector<int>> ports = PickFreePorts(8);
   REQUIRE(ports.ok());
@@ -503,6 +532,15 @@ TEST_CASE("shefl run starts, follows and ends a run") {
   RunResult again = RunShefl(dir, "", "run " + kQuick + " --out " + (dir / "run"));
   CHECK(again.exit_code == 1);
   CHECK_THAT(again.err, Catch::Contains("--resume"));
+}
+
+TEST_CASE("shefl run refuses a --capacity list that does not match the daemons before anything runs") {
+  TempDir dir;
+  RunResult r = RunShefl(dir, "", "run " + kQuick + " --daemons 2 --capacity 1,2,3 --out " +
+                                      (dir / "run"));
+  CHECK(r.exit_code == 1);
+  CHECK_THAT(r.err, Catch::Contains("--capacity gives 3 values for 2 daemon(s)"));
+  CHECK_FALSE(fs::exists(dir / "run"));
 }
 
 TEST_CASE("shefl run reports a failed coordinator with its log") {

@@ -56,6 +56,11 @@ absl::Status CheckBeforeStart(const RunArgs& args, const std::string& dir,
           "cannot find ", bin, " next to shefl (looked for ", path, ")"));
     }
   }
+  const size_t daemons = args.daemons > 0 ? args.daemons : 1;
+  if (args.capacity.size() > 1 && args.capacity.size() != daemons)
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--capacity gives ", args.capacity.size(), " values for ", daemons,
+        " daemon(s); give one, or one per daemon"));
   std::error_code ec;
   bool has_rounds = fs::exists(dir + "/rounds.jsonl", ec);
   if (args.resume.empty() && has_rounds) {

@@ -114,6 +114,10 @@ RunPlan MakeRunPlan(const RunArgs& args, const std::string& config_path,
               "--metrics-listen", d.metrics,
               "--threads", absl::StrCat(threads)};
     if (!args.device.empty()) d.argv.insert(d.argv.end(), {"--device", args.device});
+    if (!args.capacity.empty()) {
+      const int c = args.capacity[std::min(i, args.capacity.size() - 1)];
+      d.argv.insert(d.argv.end(), {"--capacity", absl::StrCat(c)});
+    }
     const std::string certs = CertsDir(results_dir);
     if (!args.insecure)
       d.argv.insert(d.argv.end(),
