@@ -57,3 +57,14 @@ if(NOT TARGET prometheus-cpp::core)
   message(FATAL_ERROR "SHEFL_PREFIX: no libprometheus-cpp-core.so.1.0 in ${_shefl_lib}")
 endif()
 _shefl_prometheus(pull libprometheus-cpp-pull.so.1.0 prometheus-cpp::core)
+
+# CUDA 13 has no libnvToolsExt; older Caffe2 configs link CUDA::nvToolsExt.
+# Find the toolkit first and let that name stand for the header-only nvtx3
+# (FindCUDAToolkit leaves existing targets alone when Torch runs it again).
+if(CMAKE_CUDA_COMPILER)
+  find_package(CUDAToolkit QUIET)
+  if(TARGET CUDA::nvtx3 AND NOT TARGET CUDA::nvToolsExt)
+    add_library(CUDA::nvToolsExt INTERFACE IMPORTED)
+    set_target_properties(CUDA::nvToolsExt PROPERTIES INTERFACE_LINK_LIBRARIES CUDA::nvtx3)
+  endif()
+endif()
