@@ -25,7 +25,7 @@ set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 CARRY="$ROOT/.gpu"
 TARBALL="$CARRY/prefix.tar.xz"
-PREFIX="$ROOT/.gpu-prefix"
+PREFIX="${SHEFL_GPU_PREFIX:-$ROOT/.gpu-prefix}"
 LIBDIR="$PREFIX/usr/lib/x86_64-linux-gnu"
 BUILD_DIR="${SHEFL_GPU_BUILD_DIR:-$ROOT/build-gpu}"
 START=$(date +%s)
@@ -72,6 +72,7 @@ pack() {
   prune_prefix
   log "prefix $PREFIX: $(du -sh "$PREFIX" | cut -f1) unpacked"
   tar -C "$PREFIX" -cJf "$TARBALL" usr
+  touch "$PREFIX/.unpacked"  # up to date with the tarball: build keeps it
   if [ "$with_data" = 1 ]; then
     (cd "$debs" && apt-get download -q dataset-fashion-mnist >/dev/null) \
       || die "apt-get download dataset-fashion-mnist failed (or use pack --no-data)"
@@ -92,6 +93,19 @@ pack() {
 # Keeps what a build links or a CMake config checks for; drops the rest.
 prune_prefix() {
   rm -rf "$PREFIX"/usr/share/{doc,man,lintian,bug} "$PREFIX"/etc
+  # zlib1g installs into /lib: move it beside the rest (only usr/ travels).
+  if [ -d "$PREFIX/lib" ]; then
+    cp -a "$PREFIX"/lib/x86_64-linux-gnu/. "$LIBDIR"/ && rm -rf "$PREFIX/lib"
+  fi
+  # Absolute links (zlib1g-dev's libz.so -> /lib/...) would point into the
+  # machine's own /lib there: point them at the copy in the same folder.
+  local l t
+  while IFS= read -r -d '' l; do
+    t="$(basename "$(readlink "$l")")"
+    [ -e "$(dirname "$l")/$t" ] || die "link $l -> $(readlink "$l"): no $t beside it"
+    ln -sfn "$t" "$l"
+  done < <(find "$PREFIX" -type l -lname '/*' -print0)
+  find "$PREFIX" -xtype l -delete  # libprometheus-cpp-push.so: push is not carried
   # Static archives that an exported CMake target names must stay, or
   # find_package fails its file check (Catch2WithMain, benchmark_main).
   local keep; keep=$(grep -rhoE '[A-Za-z0-9_.+-]+\.a"' "$PREFIX"/usr/lib \
@@ -169,10 +183,13 @@ build() {
           -DCMAKE_CUDA_ARCHITECTURES=90)
   fi
   log "configuring $BUILD_DIR (prefix $PREFIX, torch $torch)"
+  set +e
   cmake -S "$ROOT" -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
     -DSHEFL_PREFIX="$PREFIX" -DCMAKE_PREFIX_PATH="$torch" \
     -DCMAKE_POLICY_VERSION_MINIMUM=3.5 "${cuda[@]}" 2>&1 | tee_log configure.txt
-  [ "${PIPESTATUS[0]}" = 0 ] || die "configure failed (log: configure.txt)"
+  local rc=${PIPESTATUS[0]}
+  set -e
+  [ "$rc" = 0 ] || die "configure failed (rc $rc; log: configure.txt)"
   local jobs; jobs="$(nproc)"
   local limit=()
   [ -n "${BUILD_SECONDS:-}" ] && limit=(timeout "$BUILD_SECONDS")
@@ -180,7 +197,7 @@ build() {
   log "building with $jobs jobs (log: $blog)"
   set +e
   "${limit[@]}" cmake --build "$BUILD_DIR" -j "$jobs" -- ${SHEFL_GPU_TARGETS:-} >"$blog" 2>&1
-  local rc=$?
+  rc=$?
   set -e
   if [ "$rc" = 124 ]; then
     die "build unfinished after ${BUILD_SECONDS}s: call the same command again within" \
