@@ -67,19 +67,32 @@ CapacityOf CapacityPlan::ForRound() {
   };
 }
 
-void CapacityPlan::AddFields(const RoundPlan& plan, nlohmann::json* line) {
+void CapacityPlan::AddFields(const RoundPlan& plan, nlohmann::json* line,
+                             CoordinatorMetrics& metrics) {
   const bool hasa = config_.method == "hasa";
   bool in_play = hasa || !config_.clients.hpc_capacity.empty();
   for (const ClientTask& t : plan.tasks)
     in_play |= registry_.DeclaredCapacity(t.client_id) > 0;
   if (!in_play) return;
   nlohmann::json models = nlohmann::json::object();
-  for (const ClientTask& t : plan.tasks)
+  double sum = 0, least = 0, most = 0;
+  for (size_t i = 0; i < plan.tasks.size(); ++i) {
+    const ClientTask& t = plan.tasks[i];
+    const double m = static_cast<double>(t.models.size());
     models[std::to_string(t.client_id)] = t.models.size();
+    sum += m;
+    least = i == 0 ? m : std::min(least, m);
+    most = std::max(most, m);
+  }
   (*line)["models_by_client"] = models;
+  if (!plan.tasks.empty())
+    metrics.SetModelsPerClient(sum / static_cast<double>(plan.tasks.size()),
+                               least, most);
   if (!hasa) return;
   uint64_t label_bytes = 0;
   for (const auto& [id, b] : registry_.LabelBytes()) label_bytes += b;
+  metrics.SetHasa(config_.hasa.budget, allocation_.budget,
+                  static_cast<int64_t>(ids_.size()), label_bytes);
   nlohmann::json h = {{"allocation", config_.hasa.allocation},
                       {"budget", config_.hasa.budget},
                       {"budget_realised", allocation_.budget},

@@ -22,6 +22,7 @@
 #include "common/hasa.h"
 #include "common/schedule.h"
 #include "server/client_registry.h"
+#include "server/coordinator_metrics.h"
 
 namespace shefl {
 
@@ -39,7 +40,10 @@ class CapacityPlan {
   // budget_realised, clients_scored, label_count_bytes (received so far,
   // all clients), and, in the round that (re)computed it, "clients":
   // {id: {score, normalised, cap, width, capacity}}}.
-  void AddFields(const RoundPlan& plan, nlohmann::json* line);
+  // The same figures go to `metrics` (CoordinatorMetrics::SetModelsPerClient,
+  // SetHasa) when in play.
+  void AddFields(const RoundPlan& plan, nlohmann::json* line,
+                 CoordinatorMetrics& metrics);
 
  private:
   void Reallocate();

@@ -179,7 +179,7 @@ absl::Status Coordinator::RunRound(int64_t t) {
   rec.wall = Since(start);
   rec.own = own + Since(close_start) - record_wait;
   rec.line = RoundLine(*round_state, rec.wall, rec.own);
-  capacity_->AddFields(plan, &rec.line);
+  capacity_->AddFields(plan, &rec.line, state_->metrics);
   rec.line["wait_seconds"] = waited;
   rec.line["record_wait_seconds"] = record_wait;
   rec.line["models_not_published"] = *not_published;

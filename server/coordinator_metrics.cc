@@ -77,6 +77,29 @@ CoordinatorMetrics::CoordinatorMetrics()
                  "member weights (nats; log M is uniform)")
            .Register(r)
            .Add({});
+  models_per_client_ =
+      &prometheus::BuildGauge()
+           .Name("shefl_round_models_per_client")
+           .Help("Models each client of the round was given (capacity "
+                 "levels, HASA): mean, min, max over the round's clients")
+           .Register(r);
+  hasa_budget_ = &prometheus::BuildGauge()
+                      .Name("shefl_hasa_budget")
+                      .Help("HASA's size-weighted width budget: the "
+                            "config's target and the allocation's realised")
+                      .Register(r);
+  hasa_scored_ = &prometheus::BuildGauge()
+                      .Name("shefl_hasa_clients_scored")
+                      .Help("Clients whose label histogram the HASA "
+                            "allocation used")
+                      .Register(r)
+                      .Add({});
+  hasa_label_bytes_ = &prometheus::BuildGauge()
+                           .Name("shefl_hasa_label_count_bytes")
+                           .Help("Bytes of label histograms received from "
+                                 "the daemons so far (all clients)")
+                           .Register(r)
+                           .Add({});
   model_accuracy_ = &prometheus::BuildGauge()
                          .Name("shefl_model_accuracy")
                          .Help("Test accuracy of each ensemble member")
@@ -150,6 +173,21 @@ void CoordinatorMetrics::SetClientLevel(const std::string& weights,
   client_level_->Add({{"stat", "mean"}, {"weights", weights}}).Set(s.mean);
   client_level_->Add({{"stat", "worst"}, {"weights", weights}}).Set(s.worst);
   client_level_->Add({{"stat", "p10"}, {"weights", weights}}).Set(s.p10);
+}
+
+void CoordinatorMetrics::SetModelsPerClient(double mean, double min,
+                                            double max) {
+  models_per_client_->Add({{"stat", "mean"}}).Set(mean);
+  models_per_client_->Add({{"stat", "min"}}).Set(min);
+  models_per_client_->Add({{"stat", "max"}}).Set(max);
+}
+
+void CoordinatorMetrics::SetHasa(double target, double realised,
+                                 int64_t scored, uint64_t label_bytes) {
+  hasa_budget_->Add({{"kind", "target"}}).Set(target);
+  hasa_budget_->Add({{"kind", "realised"}}).Set(realised);
+  hasa_scored_->Set(static_cast<double>(scored));
+  hasa_label_bytes_->Set(static_cast<double>(label_bytes));
 }
 
 void CoordinatorMetrics::SetModelAccuracy(int64_t model, double a) {

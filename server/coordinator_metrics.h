@@ -41,6 +41,14 @@ class CoordinatorMetrics {
   // "uniform" | "personal" (003 Eq. 5-7).
   void SetClientLevel(const std::string& weights, const ClientLevelSummary& s);
   void SetPersonalWeightEntropy(double h) { personal_weight_entropy_->Set(h); }
+  // Capacity levels and HASA (server/capacity_plan.h), each round they are
+  // in play: shefl_round_models_per_client{stat="mean|min|max"} over the
+  // round's clients; for hasa also shefl_hasa_budget{kind="target|
+  // realised"}, shefl_hasa_clients_scored and shefl_hasa_label_count_bytes
+  // (label histograms received so far, all clients).
+  void SetModelsPerClient(double mean, double min, double max);
+  void SetHasa(double target, double realised, int64_t scored,
+               uint64_t label_bytes);
   // direction: "up" | "down"; tier: "hpc" | "lpc" | "control"
   void AddBytes(const std::string& direction, const std::string& tier,
                 uint64_t bytes);
@@ -72,6 +80,10 @@ class CoordinatorMetrics {
   prometheus::Gauge* mutual_information_ = nullptr;
   prometheus::Family<prometheus::Gauge>* client_level_ = nullptr;
   prometheus::Gauge* personal_weight_entropy_ = nullptr;
+  prometheus::Family<prometheus::Gauge>* models_per_client_ = nullptr;
+  prometheus::Family<prometheus::Gauge>* hasa_budget_ = nullptr;
+  prometheus::Gauge* hasa_scored_ = nullptr;
+  prometheus::Gauge* hasa_label_bytes_ = nullptr;
   prometheus::Family<prometheus::Gauge>* model_accuracy_;
   prometheus::Family<prometheus::Counter>* bytes_;
   prometheus::Family<prometheus::Counter>* download_bytes_ = nullptr;

@@ -4,6 +4,10 @@
 // rotation computed here from the same partition; the label-count bytes
 // are the same on the daemon's books and the coordinator's.
 #include <ATen/Functions.h>
+#include <signal.h>
+
+#include <algorithm>
+#include <filesystem>
 
 #include <map>
 #include <string>
@@ -97,11 +101,14 @@ hasa:
 TEST_CASE("a HASA run through a coordinator and two daemons allocates as computed here") {
   TempDir dir;
   WriteFile(dir / "c.yaml", HasaConfigText());
-  const int port = FreePort();
+  const int port = FreePort(), metrics_port = FreePort();
   const std::string addr = "127.0.0.1:" + std::to_string(port);
+  // --metrics-linger-s: the final /metrics stays up to be scraped below.
   const int c = Spawn({BinDir() + "/shefl-coordinator", "--config", dir / "c.yaml",
                        "--listen", addr, "--out", dir / "run", "--threads", "1",
-                       "--insecure"},
+                       "--metrics-listen",
+                       "127.0.0.1:" + std::to_string(metrics_port),
+                       "--metrics-linger-s", "300", "--insecure"},
                       dir / "c.log");
   // Daemon "a" hosts 0-3 and declares 2 models a round; "b" declares none.
   const int a = Spawn({BinDir() + "/shefl-client", "--coordinator", addr,
@@ -114,9 +121,12 @@ TEST_CASE("a HASA run through a coordinator and two daemons allocates as compute
                        dir / "run/daemons", "--threads", "1", "--insecure"},
                       dir / "b.log");
   INFO(ReadFile(dir / "c.log") << ReadFile(dir / "a.log") << ReadFile(dir / "b.log"));
-  REQUIRE(WaitFor(c, 300) == 0);
-  CHECK(WaitFor(a, 60) == 0);
+  CHECK(WaitFor(a, 300) == 0);
   CHECK(WaitFor(b, 60) == 0);
+  REQUIRE(WaitUntil([&] { return std::filesystem::exists(dir / "run/summary.json"); }, 60));
+  const auto metrics = ParseMetrics(HttpGet(metrics_port, "/metrics"));
+  ::kill(c, SIGTERM);  // ends the linger
+  REQUIRE(WaitFor(c, 60) == 0);
 
   // The same histograms here, from the partition every side computes.
   auto cfg = LoadConfig(dir / "c.yaml");
@@ -190,6 +200,28 @@ TEST_CASE("a HASA run through a coordinator and two daemons allocates as compute
     total += bytes;
   }
   CHECK(h["label_count_bytes"] == total);
+
+  // /metrics holds the last round's figures.
+  const auto& last = rounds.back();
+  auto metric = [&](const std::string& key) {
+    INFO(key);
+    REQUIRE(metrics.count(key) == 1);
+    return metrics.at(key);
+  };
+  CHECK(metric("shefl_hasa_budget{kind=\"target\"}") == Approx(cfg->hasa.budget));
+  CHECK(metric("shefl_hasa_budget{kind=\"realised\"}") == Approx(want->budget));
+  CHECK(metric("shefl_hasa_clients_scored") == 8);
+  CHECK(metric("shefl_hasa_label_count_bytes") == static_cast<double>(total));
+  double sum = 0, least = 1e9, most = 0;
+  for (const auto& [id, m] : last["models_by_client"].items()) {
+    sum += m.get<double>();
+    least = std::min(least, m.get<double>());
+    most = std::max(most, m.get<double>());
+  }
+  CHECK(metric("shefl_round_models_per_client{stat=\"mean\"}") ==
+        Approx(sum / static_cast<double>(last["models_by_client"].size())));
+  CHECK(metric("shefl_round_models_per_client{stat=\"min\"}") == least);
+  CHECK(metric("shefl_round_models_per_client{stat=\"max\"}") == most);
 }
 
 }  // namespace
