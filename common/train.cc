@@ -13,11 +13,10 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "common/rng.h"
+#include "common/stacked_members.h"
 
 namespace shefl {
-namespace {
-
-using Range = std::pair<int64_t, int64_t>;  // [begin, end) of one batch
+namespace train_internal {
 
 absl::Status CheckInputs(const Dataset& data,
                          const std::vector<int64_t>& indices,
@@ -57,12 +56,20 @@ std::unique_ptr<torch::optim::Optimizer> MakeOptimizer(
                              .weight_decay(cfg.weight_decay));
 }
 
+}  // namespace train_internal
+
+namespace {
+
+using train_internal::BatchRange;
+using train_internal::Shard;
+
 // The batches of one pass over n samples, the last one short, as PyTorch's
 // DataLoader with drop_last=False gives them: a trailing batch of one
 // sample included. With `fold_lone` that sample joins the batch before it
 // instead (for a model that cannot train on one sample; see below).
-std::vector<Range> PassBatches(int64_t n, int64_t batch, bool fold_lone) {
-  std::vector<Range> out;
+std::vector<BatchRange> BatchesOfPass(int64_t n, int64_t batch,
+                                      bool fold_lone) {
+  std::vector<BatchRange> out;
   for (int64_t b = 0; b < n; b += batch)
     out.push_back({b, std::min(n, b + batch)});
   if (fold_lone && out.size() > 1 && out.back().second - out.back().first == 1) {
@@ -129,25 +136,16 @@ class ProxTerm {
 
 // The training loop proper; torch errors propagate to LocalTrain.
 absl::StatusOr<TrainStats> TrainLoop(Net& model, const Dataset& data,
-                                     std::vector<int64_t> ids,
+                                     const std::vector<int64_t>& indices,
                                      const TrainConfig& cfg,
                                      const LocalTrainParams& p) {
   const auto start = std::chrono::steady_clock::now();
   const c10::Device dev = p.device;
   model.to(dev);
   model.train(true);
-  // Gather the shard onto the device once unless the data already lives
-  // there; `ids` then index into the gathered shard. The permutation drawn
-  // below depends only on the rng and the shard size, so both give the same
-  // batches.
-  at::Tensor src_x = data.x, src_y = data.y;
-  if (data.x.device() != dev) {
-    at::Tensor idx = at::tensor(ids, at::kLong);
-    src_x = data.x.index_select(0, idx).to(dev);
-    src_y = data.y.index_select(0, idx).to(dev);
-    for (size_t i = 0; i < ids.size(); ++i) ids[i] = static_cast<int64_t>(i);
-  }
-  src_y = src_y.to(at::kLong);
+  Shard shard = train_internal::GatherShard(data, indices, dev);
+  const at::Tensor& src_x = shard.x;
+  const at::Tensor& src_y = shard.y;
 
   const int64_t param_count = NumParameters(model);
   if (p.prox_reference.defined() && cfg.prox_mu > 0 &&
@@ -157,18 +155,11 @@ absl::StatusOr<TrainStats> TrainLoop(Net& model, const Dataset& data,
                      " values, the model has ", param_count, " parameters"));
   }
   ProxTerm prox(model, p.prox_reference, cfg.prox_mu, dev);
-  auto opt = MakeOptimizer(cfg, p.lr, model.parameters());
-  std::mt19937_64 rng =
-      MakeRng(p.seed, SeedPurpose::kBatchOrder,
-              {static_cast<uint64_t>(p.round), static_cast<uint64_t>(p.client),
-               static_cast<uint64_t>(p.member)});
-  const int64_t n = static_cast<int64_t>(ids.size());
-  bool fold_lone = false;
-  if (n > 1 && n % cfg.batch_size == 1) {
-    at::Tensor first = at::tensor(std::vector<int64_t>{ids[0]}, at::kLong);
-    fold_lone = !CanTrainOnOneSample(model, src_x.index_select(0, first.to(dev)));
-  }
-  const std::vector<Range> batches = PassBatches(n, cfg.batch_size, fold_lone);
+  auto opt = train_internal::MakeOptimizer(cfg, p.lr, model.parameters());
+  std::mt19937_64 rng = train_internal::BatchOrderRng(p);
+  std::vector<int64_t>& ids = shard.ids;
+  const std::vector<BatchRange> batches =
+      train_internal::PassBatches(model, shard, cfg.batch_size);
   const bool by_steps = p.steps > 0;
 
   TrainStats stats;
@@ -179,7 +170,7 @@ absl::StatusOr<TrainStats> TrainLoop(Net& model, const Dataset& data,
     at::Tensor order = at::tensor(ids, at::kLong).to(dev);
     at::Tensor pass_sum = at::zeros({}, src_x.options().dtype(at::kFloat));
     int64_t pass_n = 0;
-    for (const Range& r : batches) {
+    for (const BatchRange& r : batches) {
       if (by_steps && stats.steps >= p.steps) break;
       at::Tensor idx = order.slice(0, r.first, r.second);
       at::Tensor x = src_x.index_select(0, idx);
@@ -214,6 +205,46 @@ absl::StatusOr<TrainStats> TrainLoop(Net& model, const Dataset& data,
 
 }  // namespace
 
+namespace train_internal {
+
+Shard GatherShard(const Dataset& data, std::vector<int64_t> ids,
+                  c10::Device dev) {
+  // Gather the shard onto the device once unless the data already lives
+  // there; `ids` then index into the gathered shard. The permutation drawn
+  // from the batch-order rng depends only on the rng and the shard size, so
+  // both give the same batches.
+  Shard s{data.x, data.y, std::move(ids)};
+  if (data.x.device() != dev) {
+    at::Tensor idx = at::tensor(s.ids, at::kLong);
+    s.x = data.x.index_select(0, idx).to(dev);
+    s.y = data.y.index_select(0, idx).to(dev);
+    for (size_t i = 0; i < s.ids.size(); ++i) s.ids[i] = static_cast<int64_t>(i);
+  }
+  s.y = s.y.to(at::kLong);
+  return s;
+}
+
+std::vector<BatchRange> PassBatches(Net& model, const Shard& shard,
+                                    int64_t batch_size) {
+  const int64_t n = static_cast<int64_t>(shard.ids.size());
+  bool fold_lone = false;
+  if (n > 1 && n % batch_size == 1) {
+    at::Tensor first = at::tensor(std::vector<int64_t>{shard.ids[0]}, at::kLong);
+    fold_lone = !CanTrainOnOneSample(
+        model, shard.x.index_select(0, first.to(shard.x.device())));
+  }
+  return BatchesOfPass(n, batch_size, fold_lone);
+}
+
+std::mt19937_64 BatchOrderRng(const LocalTrainParams& p) {
+  return MakeRng(p.seed, SeedPurpose::kBatchOrder,
+                 {static_cast<uint64_t>(p.round),
+                  static_cast<uint64_t>(p.client),
+                  static_cast<uint64_t>(p.member)});
+}
+
+}  // namespace train_internal
+
 double RoundLearningRate(const TrainConfig& cfg, int64_t round) {
   if (cfg.lr_decay_every <= 0 || round <= 0) return cfg.lr;
   const int64_t k = round / cfg.lr_decay_every;
@@ -241,7 +272,8 @@ absl::StatusOr<TrainStats> LocalTrain(Net& model, const Dataset& data,
                                       const std::vector<int64_t>& indices,
                                       const TrainConfig& cfg,
                                       const LocalTrainParams& p) {
-  if (absl::Status st = CheckInputs(data, indices, cfg, p); !st.ok()) {
+  if (absl::Status st = train_internal::CheckInputs(data, indices, cfg, p);
+      !st.ok()) {
     return st;
   }
   if (indices.empty()) return TrainStats{};
@@ -263,6 +295,13 @@ absl::StatusOr<std::vector<TrainStats>> LocalTrainMany(
     return absl::InvalidArgumentError(
         absl::StrCat("LocalTrainMany: ", prox_references.size(),
                      " prox references for ", models.size(), " models"));
+  }
+  const bool stack =
+      p.stacked == StackedPath::kOn ||
+      (p.stacked == StackedPath::kAuto && p.device.is_cuda() &&
+       models.size() > 1 && StackedMembers::Supports(*models[0]).ok());
+  if (stack) {
+    return LocalTrainStacked(models, data, indices, cfg, p, prox_references);
   }
   std::vector<TrainStats> out;
   for (size_t k = 0; k < models.size(); ++k) {

@@ -10,6 +10,8 @@
 
 #include <cstdint>
 #include <memory>
+#include <random>
+#include <utility>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -17,7 +19,17 @@
 #include "common/dataset.h"
 #include "common/models.h"
 
+namespace torch::optim {
+class Optimizer;
+}  // namespace torch::optim
+
 namespace shefl {
+
+// How LocalTrainMany trains its members: kAuto stacks them into one
+// computation (common/stacked_members.h) on CUDA where the model allows and
+// loops on CPU, where stacking gained nothing (DESIGN.md section 7); kOn
+// and kOff force either path (tests, bench/stacked_train_bench).
+enum class StackedPath { kAuto, kOn, kOff };
 
 // What varies per call; the rest comes from TrainConfig (optimizer,
 // momentum, weight_decay, batch_size, prox_mu).
@@ -35,6 +47,7 @@ struct LocalTrainParams {
   // flat state (common/flat_state.h; its buffer tail is ignored).
   at::Tensor prox_reference;
   c10::Device device = c10::Device(c10::kCPU);
+  StackedPath stacked = StackedPath::kAuto;  // LocalTrainMany only
 };
 
 struct TrainStats {
@@ -75,16 +88,53 @@ absl::StatusOr<TrainStats> LocalTrain(Net& model, const Dataset& data,
 
 // Trains several members on one shard with the same batch order (all use
 // p's seed tags, p.member included), as an HPC does with its M models. The
-// result equals LocalTrain on each member with `p`. On CPU this is a loop
-// (a fused pass measured 0.93-0.95x, DESIGN.md section 7); a fused GPU
-// path (members stacked into grouped convolutions) can slot in here
-// without changing callers. `prox_references` is empty or one per member.
+// result equals LocalTrain on each member with `p`: exactly on the loop
+// path, up to float rounding on the stacked one (p.stacked says which;
+// LocalTrainStacked in common/stacked_members.h). On CPU kAuto loops (a
+// fused pass measured 0.93-0.95x, DESIGN.md section 7). `prox_references`
+// is empty or one per member. kOn with a model the stacked path does not
+// know -> Unimplemented.
 absl::StatusOr<std::vector<TrainStats>> LocalTrainMany(
     const std::vector<std::shared_ptr<Net>>& models, const Dataset& data,
     const std::vector<int64_t>& indices, const TrainConfig& cfg,
     const LocalTrainParams& p,
     const std::vector<at::Tensor>& prox_references = {});
 
+// The pieces of LocalTrain that the stacked path shares with it, so that
+// both see the same batches and take the same optimiser steps. Not for
+// other callers.
+namespace train_internal {
+
+using BatchRange = std::pair<int64_t, int64_t>;  // [begin, end) of one batch
+
+// LocalTrain's argument checks (InvalidArgument naming what is wrong).
+absl::Status CheckInputs(const Dataset& data,
+                         const std::vector<int64_t>& indices,
+                         const TrainConfig& cfg, const LocalTrainParams& p);
+
+// The shard on `dev`: data.x/y gathered there when the data lives
+// elsewhere (ids then renumbered 0..n-1), y as int64.
+struct Shard {
+  at::Tensor x, y;
+  std::vector<int64_t> ids;
+};
+Shard GatherShard(const Dataset& data, std::vector<int64_t> ids,
+                  c10::Device dev);
+
+// The batches of every pass over `shard` for `model` (already on the
+// shard's device): a trailing batch of one sample folded into the one
+// before where the model cannot train on one sample (see LocalTrain).
+std::vector<BatchRange> PassBatches(Net& model, const Shard& shard,
+                                    int64_t batch_size);
+
+// The batch-order generator of (p.seed, p.round, p.client, p.member).
+std::mt19937_64 BatchOrderRng(const LocalTrainParams& p);
+
+// SGD with momentum and weight decay, or Adam, as cfg says.
+std::unique_ptr<torch::optim::Optimizer> MakeOptimizer(
+    const TrainConfig& cfg, double lr, std::vector<at::Tensor> params);
+
+}  // namespace train_internal
 }  // namespace shefl
 
 #endif  // SHEFL_COMMON_TRAIN_H_
