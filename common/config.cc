@@ -386,14 +386,13 @@ absl::Status ResolveFens(const Origins& seen, const KeyErrorFn& KeyError,
     return KeyError("clients.over_selection",
                     "method fens: every client takes part; no over-selection",
                     {"method"});
-  // The coordinator scores FENS's aggregated ensemble on the test split
-  // only; the per-client figures would rebuild shards without the proxy
-  // hold-back (server/client_evaluator.h), so they are refused for now.
-  if (c.eval.client_holdout > 0)
-    return KeyError("eval.client_holdout",
-                    "not supported with method fens yet", {"method"});
+  // FENS combines its members with the fitted aggregator, so there are no
+  // member weights to personalise; eval.client_holdout scores the
+  // aggregated ensemble on each client's held-out split.
   if (c.eval.gamma > 0)
-    return KeyError("eval.gamma", "not supported with method fens yet",
+    return KeyError("eval.gamma",
+                    "method fens combines its members with fens.aggregator; "
+                    "personalised member weights do not apply",
                     {"method"});
   if (c.partition.scheme == "own")
     return KeyError("partition.scheme",

@@ -136,4 +136,42 @@ absl::StatusOr<ClientLevelResult> ClientEvaluator::EvaluateClients(
   return r;
 }
 
+std::vector<int64_t> ClientEvaluator::AllHeldOut() const {
+  std::vector<int64_t> all;
+  for (const ClientSplit& s : splits_)
+    all.insert(all.end(), s.held_out.begin(), s.held_out.end());
+  return all;
+}
+
+absl::StatusOr<ClientLevelResult> ClientEvaluator::ScoreHeldOut(
+    const at::Tensor& probs) const {
+  const std::vector<int64_t> rows = AllHeldOut();
+  const auto n = static_cast<int64_t>(rows.size());
+  if (probs.dim() != 2 || probs.size(0) != n)
+    return absl::InvalidArgumentError(absl::StrCat(
+        "client-level scoring: ", n, " held-out rows, probabilities of shape ",
+        probs.dim() == 2 ? absl::StrCat(probs.size(0), "x", probs.size(1))
+                         : absl::StrCat(probs.dim(), "-d")));
+  ClientLevelResult r;
+  r.evaluated = true;
+  const at::Tensor pred = probs.argmax(1).to(at::kCPU, at::kLong);
+  const at::Tensor y =
+      train_.y.index_select(0, at::tensor(rows, at::kLong).to(train_.y.device()))
+          .to(at::kCPU, at::kLong);
+  const at::Tensor right = pred.eq(y);
+  std::vector<double> accuracy;
+  int64_t at_row = 0;
+  for (const ClientSplit& s : splits_) {
+    const auto k = static_cast<int64_t>(s.held_out.size());
+    if (k == 0) continue;
+    accuracy.push_back(
+        right.slice(0, at_row, at_row + k).sum().item<double>() /
+        static_cast<double>(k));
+    at_row += k;
+  }
+  r.samples = n;
+  r.uniform = SummariseClients(accuracy);
+  return r;
+}
+
 }  // namespace shefl

@@ -51,6 +51,17 @@ class ClientEvaluator {
       c10::Device device) const;
 
   const ClientSplit& split(int64_t client) const { return splits_[client]; }
+  const Dataset& train() const { return train_; }
+
+  // Every client's held-out indices into train(), client after client in
+  // ascending id: the rows ScoreHeldOut expects.
+  std::vector<int64_t> AllHeldOut() const;
+
+  // The client-level figures (uniform slot) of an ensemble given by its
+  // probabilities [H, C] on AllHeldOut()'s rows: FENS's aggregated
+  // ensemble (server/fens_ensemble.h), which no weighting of members
+  // expresses.
+  absl::StatusOr<ClientLevelResult> ScoreHeldOut(const at::Tensor& probs) const;
 
  private:
   absl::StatusOr<ClientLevelResult> EvaluateClients(

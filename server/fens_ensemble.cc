@@ -51,11 +51,21 @@ absl::StatusOr<std::unique_ptr<FensEnsemble>> FensEnsemble::Create(
   f->proxy_ = std::move(*proxy);
   // The per-class counts the weighted aggregator needs: the coordinator
   // computes the partition from the seed, as each daemon does (a client
-  // sends no label histogram; docs/FENS.md).
+  // sends no label histogram; docs/FENS.md). With eval.client_holdout the
+  // counts are of what the daemon trains on, its held-out part left out.
+  if (config.eval.client_holdout > 0) {
+    auto clients = ClientEvaluator::Create(config);
+    if (!clients.ok()) return clients.status();
+    f->clients_ = *std::move(clients);
+  }
   auto shards = AllTrainingIndices(config, *labels, train->num_classes);
   if (!shards.ok()) return shards.status();
-  for (const auto& shard : *shards)
+  for (size_t i = 0; i < shards->size(); ++i) {
+    const auto& shard =
+        f->clients_ ? f->clients_->split(static_cast<int64_t>(i)).train
+                    : (*shards)[i];
     f->label_counts_.push_back(LabelCounts(*labels, shard, train->num_classes));
+  }
   auto test = LoadDataset(config.data, /*train=*/false, config.seed);
   if (!test.ok()) return test.status();
   f->test_ = std::move(*test);
@@ -137,6 +147,15 @@ absl::StatusOr<FensResult> FensEnsemble::Evaluate(
   r.ensemble.member_accuracy = r.mean.member_accuracy;
   r.ensemble.member_nll = r.mean.member_nll;
   r.ensemble.mean_member_variance = r.mean.mean_member_variance;
+  if (clients_) {
+    auto held = Subset(clients_->train(), clients_->AllHeldOut());
+    if (!held.ok()) return held.status();
+    auto held_probs = MemberProbs(members, *held);
+    if (!held_probs.ok()) return held_probs.status();
+    auto level = clients_->ScoreHeldOut((*agg)->Combine(*held_probs));
+    if (!level.ok()) return level.status();
+    r.ensemble.client_level = *std::move(level);
+  }
   return r;
 }
 

@@ -16,6 +16,7 @@
 #include "common/dataset.h"
 #include "common/evaluate.h"
 #include "common/models.h"
+#include "server/client_evaluator.h"
 #include "server/model_store.h"
 
 namespace shefl {
@@ -25,6 +26,8 @@ struct FensResult {
   // member_accuracy / member_nll one per member (client order), and
   // mean_member_variance taken from the plain mean's members.
   EvalResult ensemble;
+  // ensemble.client_level: with eval.client_holdout, the aggregated
+  // ensemble on every client's held-out split (003 Eq. 5-7).
   EvalResult mean;  // the plain mean of the same members
   std::string aggregator;
   int64_t aggregator_params = 0;  // q, fp32 numbers
@@ -61,6 +64,9 @@ class FensEnsemble {
   std::vector<std::vector<int64_t>> label_counts_;  // [client][class]
   std::shared_ptr<Net> net_;
   c10::Device device_ = c10::Device(c10::kCPU);
+  // eval.client_holdout > 0: every client's held-out split, scored with
+  // the aggregated ensemble (ensemble.client_level); null otherwise.
+  std::unique_ptr<ClientEvaluator> clients_;
 };
 
 }  // namespace shefl

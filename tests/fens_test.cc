@@ -14,13 +14,18 @@
 #include <string>
 #include <vector>
 
+#include "common/client_metrics.h"
 #include "common/codec.h"
+#include "common/data.h"
+#include "common/flat_state.h"
+#include "common/models.h"
 #include "common/config.h"
 #include "common/fens_aggregators.h"
 #include "common/fens_split.h"
 #include "common/partition.h"
 #include "common/wire.h"
 #include "server/fens_round.h"
+#include "server/model_store.h"
 #include "tests/coordinator_harness.h"
 
 #include <catch2/catch.hpp>
@@ -67,8 +72,10 @@ TEST_CASE("fens presets one dense round of every client and refuses the rest") {
              Catch::Contains("key 'clients.over_selection'"));
   CHECK_THAT(ErrorOf("method: fens\nfens: {aggregator: median}\n"),
              Catch::Contains("fens.aggregator"));
-  CHECK_THAT(ErrorOf("method: fens\neval: {client_holdout: 0.2}\n"),
-             Catch::Contains("key 'eval.client_holdout'"));
+  CHECK_THAT(ErrorOf("method: fens\neval: {gamma: 0.5}\n"),
+             Catch::Contains("key 'eval.gamma'"));
+  CHECK(Parse("method: fens\neval: {client_holdout: 0.2}\n")
+            .eval.client_holdout == 0.2);
 }
 
 TEST_CASE("the proxy split is seeded and the partition covers only the rest") {
@@ -330,6 +337,77 @@ TEST_CASE("a FENS run uploads one dense model per client and books it") {
   CHECK(summary["total_aggregator_bytes_down"] == 6 * 4 * q);
   CHECK(summary["fens"]["members"] == 6);
   CHECK(summary["final_accuracy"] == line["ensemble_accuracy"]);
+}
+
+TEST_CASE("a FENS run scores its aggregated ensemble on every client's held-out split") {
+  TempDir dir;
+  WriteFile(dir / "c.yaml", FensRunConfig());
+  const std::string out = dir / "run";
+  auto r = RunProcess({BinDir() + "/shefl", "run", dir / "c.yaml", "--daemons",
+                       "2", "--threads", "1", "--insecure", "--out", out,
+                       "--set", "eval.client_holdout=0.25", "--set",
+                       "fens.aggregator=mean"},
+                      300);
+  INFO(r.output);
+  REQUIRE(r.exit_code == 0);
+  const auto rounds = ReadJsonl(out + "/rounds.jsonl");
+  REQUIRE(rounds.size() == 1u);
+  const auto& line = rounds[0];
+  INFO(line.dump());
+
+  // Here: the six members from the checkpoint, each client's split of its
+  // non-proxy shard, and the mean of the members' probabilities.
+  auto c = LoadConfig(out + "/config.yaml");
+  REQUIRE(c.ok());
+  auto train = LoadDataset(c->data, true, c->seed);
+  REQUIRE(train.ok());
+  auto labels = LabelVector(*train);
+  REQUIRE(labels.ok());
+  auto shards = AllTrainingIndices(*c, *labels, train->num_classes);
+  REQUIRE(shards.ok());
+  auto ckpt = ModelStore::LoadCheckpoint(out + "/checkpoints/latest.ckpt");
+  REQUIRE(ckpt.ok());
+  REQUIRE(ckpt->first->num_models() == 6);
+  auto shape = ShapeOf(*train, c->data.text_vocab);
+  REQUIRE(shape.ok());
+  std::vector<std::shared_ptr<Net>> nets;
+  for (int64_t m = 0; m < 6; ++m) {
+    auto net = MakeModel(c->model.name, *shape);
+    REQUIRE(net.ok());
+    REQUIRE(Unflatten(*ckpt->first->Get(m), **net).ok());
+    (*net)->eval();
+    nets.push_back(*net);
+  }
+  c10::NoGradGuard no_grad;
+  std::vector<double> accuracy;
+  uint64_t held = 0, trained = 0;
+  for (int64_t id = 0; id < 6; ++id) {
+    auto s = SplitClientShard((*shards)[id], 0.25, c->seed, id);
+    REQUIRE(s.ok());
+    REQUIRE_FALSE(s->held_out.empty());
+    held += s->held_out.size();
+    trained += s->train.size();
+    const at::Tensor idx = at::tensor(s->held_out, at::kLong);
+    const at::Tensor x = train->x.index_select(0, idx);
+    at::Tensor mean = at::zeros({idx.size(0), 4}, at::kDouble);
+    for (const auto& net : nets) mean += net->forward(x).softmax(1).to(at::kDouble) / 6;
+    const at::Tensor right = mean.argmax(1).eq(train->y.index_select(0, idx));
+    accuracy.push_back(right.sum().item<double>() / idx.size(0));
+  }
+  const ClientLevelSummary want = SummariseClients(accuracy);
+  CHECK(line["clients_evaluated"] == 6);
+  CHECK(line["client_eval_samples"] == held);
+  CHECK(line["client_mean_accuracy"].get<double>() == Approx(want.mean).margin(1e-9));
+  CHECK(line["client_worst_accuracy"].get<double>() == Approx(want.worst).margin(1e-9));
+  CHECK(line["client_p10_accuracy"].get<double>() == Approx(want.p10).margin(1e-9));
+  CHECK_FALSE(line.contains("personal_weight_entropy"));
+  // The daemons trained on the training parts only (2 local epochs).
+  uint64_t samples = 0;
+  for (const auto& e : std::filesystem::directory_iterator(out + "/daemons"))
+    if (e.path().extension() == ".jsonl")
+      for (const auto& dl : ReadJsonl(e.path())) samples += dl["train_samples"].get<uint64_t>();
+  CHECK(samples == 2 * trained);
+  CHECK(trained + held == 1080u);
 }
 
 }  // namespace
