@@ -10,6 +10,9 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "common/radix_topk.h"
+#ifdef SHEFL_WITH_CUDA
+#include "cuda/topk_cuda.h"  // built only with a CUDA LibTorch
+#endif
 
 namespace shefl {
 namespace {
@@ -121,6 +124,14 @@ absl::StatusOr<SparseDelta> TopKImpl(const at::Tensor& delta, int64_t k,
         d <= std::numeric_limits<uint32_t>::max() &&
         RadixTopK(x.data_ptr<float>(), d, k, &out))
       return out;
+#ifdef SHEFL_WITH_CUDA
+    // The sample-threshold kernels (cuda/topk_cuda.h); false means NaN/Inf,
+    // which the check below names.
+    if (radix_on_cpu && x.device().is_cuda() && k > 0 && k < d &&
+        d <= std::numeric_limits<uint32_t>::max() &&
+        ThresholdTopKCuda(x, static_cast<uint64_t>(k), &out))
+      return out;
+#endif
     if (absl::Status s = CheckDelta(x); !s.ok()) return s;
     out.dim = static_cast<uint64_t>(d);
     if (k == 0) return out;

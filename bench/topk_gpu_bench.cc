@@ -1,0 +1,228 @@
+// The sample-threshold top-k (issue 11, item 4) against the other top-k
+// paths, on N(0, 1) deltas of d = 582,026 (FMNIST CNN), 11,173,962
+// (ResNet-18) and 100,000,000 floats at k = ceil(0.1 d) and ceil(0.01 d).
+//
+// CPU, one thread, thread CPU time (the machine is shared; wall time
+// misleads there): ThresholdTopK (common/topk_threshold.h, the GPU
+// algorithm's reference), RadixTopK (TopK's CPU path), RadixTopKTwoPass
+// and at::topk of |x| (unsorted).
+// CUDA (only when built with a CUDA LibTorch): TopK on the device tensor
+// (our kernels, result copied into the host SparseDelta), at::topk of |x|
+// on the device (no copy), and one read of the delta (x.sum()): the memory
+// bound, with the achieved bandwidth; "of bound" = t_read / t_ours.
+// Medians of --reps runs (default 5; 3 for 100M on the CPU).
+//   build/bin/topk_gpu_bench [--reps=5] [--max_d=100000000] [--cpu=0|1]
+//       [--cuda=0|1]
+#include <ATen/ATen.h>
+#include <ATen/Parallel.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <ctime>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "common/compress.h"
+#include "common/radix_topk.h"
+#include "common/schedule.h"
+#include "common/topk_threshold.h"
+
+#ifdef SHEFL_WITH_CUDA
+#include <c10/cuda/CUDAFunctions.h>
+#include <c10/cuda/CUDAStream.h>
+#include <cuda_runtime_api.h>
+#endif
+
+namespace shefl {
+namespace {
+
+double ThreadCpuMs() {
+  timespec ts;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+double WallMs() {
+  return std::chrono::duration<double, std::milli>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+double Median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+// Median thread-CPU ms of `reps` calls, after one warm-up call.
+double CpuMs(int reps, const std::function<void()>& f) {
+  f();
+  std::vector<double> ms;
+  for (int r = 0; r < reps; ++r) {
+    const double t0 = ThreadCpuMs();
+    f();
+    ms.push_back(ThreadCpuMs() - t0);
+  }
+  return Median(ms);
+}
+
+struct Options {
+  int reps = 5;
+  int64_t max_d = 100000000;
+  bool cpu = true;
+  bool cuda = true;
+};
+
+Options Parse(int argc, char** argv) {
+  Options o;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    auto value = [&](const char* name) -> const char* {
+      const std::string p = std::string("--") + name + "=";
+      return a.rfind(p, 0) == 0 ? argv[i] + p.size() : nullptr;
+    };
+    if (const char* v = value("reps")) o.reps = std::max(1, std::atoi(v));
+    else if (const char* v = value("max_d")) o.max_d = std::atoll(v);
+    else if (const char* v = value("cpu")) o.cpu = std::atoi(v) != 0;
+    else if (const char* v = value("cuda")) o.cuda = std::atoi(v) != 0;
+    else {
+      std::fprintf(stderr, "unknown argument %s\n", argv[i]);
+      std::exit(2);
+    }
+  }
+  return o;
+}
+
+const std::vector<int64_t> kSizes = {582026, 11173962, 100000000};
+const std::vector<double> kDensities = {0.1, 0.01};
+
+at::Tensor Delta(int64_t d) {
+  at::Generator gen = at::detail::createCPUGenerator(42);
+  return at::randn({d}, gen, at::kFloat);
+}
+
+void CpuPart(const Options& o) {
+  std::printf("CPU, one thread, median thread-CPU ms\n");
+  std::printf("%-10s %-6s %9s %10s %10s %10s %10s %9s %9s %5s\n", "d", "k/d",
+              "k", "threshold", "radix", "two_pass", "at::topk", "thr/rad",
+              "cand/k", "tries");
+  for (int64_t d : kSizes) {
+    if (d > o.max_d) continue;
+    const at::Tensor x = Delta(d);
+    const float* p = x.data_ptr<float>();
+    const int reps = d >= 50000000 ? std::min(o.reps, 3) : o.reps;
+    for (double rho : kDensities) {
+      const int64_t k = KForDensity(d, rho);
+      ThresholdTopKStats st;
+      SparseDelta a, b;
+      const double thr = CpuMs(reps, [&] { ThresholdTopK(p, d, k, &a, &st); });
+      const double rad = CpuMs(reps, [&] { RadixTopK(p, d, k, &b); });
+      const double two =
+          CpuMs(reps, [&] { SparseDelta c; RadixTopKTwoPass(p, d, k, &c); });
+      const double tor = CpuMs(reps, [&] {
+        auto r = at::topk(x.abs(), k, 0, /*largest=*/true, /*sorted=*/false);
+        (void)r;
+      });
+      if (a.indices != b.indices || a.values != b.values)
+        std::printf("MISMATCH threshold vs radix at d %lld k %lld\n",
+                    static_cast<long long>(d), static_cast<long long>(k));
+      std::printf("%-10lld %-6.2f %9lld %10.3f %10.3f %10.3f %10.3f %9.2f %9.3f %5d\n",
+                  static_cast<long long>(d), rho, static_cast<long long>(k),
+                  thr, rad, two, tor, thr / rad,
+                  static_cast<double>(st.candidates) / k, st.attempts);
+    }
+  }
+}
+
+#ifdef SHEFL_WITH_CUDA
+// Median ms per call of f on the current stream, by CUDA events around
+// `inner` calls (short kernels need many), after warm-up.
+double CudaMs(int reps, int inner, const std::function<void()>& f) {
+  const cudaStream_t stream = c10::cuda::getCurrentCUDAStream().stream();
+  cudaEvent_t start, stop;
+  cudaEventCreate(&start);
+  cudaEventCreate(&stop);
+  for (int i = 0; i < 3; ++i) f();
+  std::vector<double> ms;
+  for (int r = 0; r < reps; ++r) {
+    cudaEventRecord(start, stream);
+    for (int i = 0; i < inner; ++i) f();
+    cudaEventRecord(stop, stream);
+    cudaEventSynchronize(stop);
+    float t = 0;
+    cudaEventElapsedTime(&t, start, stop);
+    ms.push_back(t / inner);
+  }
+  cudaEventDestroy(start);
+  cudaEventDestroy(stop);
+  return Median(ms);
+}
+
+// Median wall ms of a call that synchronises itself (TopK ends with the
+// copy to the host).
+double WallCallMs(int reps, int inner, const std::function<void()>& f) {
+  for (int i = 0; i < 3; ++i) f();
+  c10::cuda::device_synchronize();
+  std::vector<double> ms;
+  for (int r = 0; r < reps; ++r) {
+    const double t0 = WallMs();
+    for (int i = 0; i < inner; ++i) f();
+    c10::cuda::device_synchronize();
+    ms.push_back((WallMs() - t0) / inner);
+  }
+  return Median(ms);
+}
+
+void CudaPart(const Options& o) {
+  if (!at::hasCUDA()) {
+    std::printf("CUDA: no device\n");
+    return;
+  }
+  std::printf("\nCUDA, median ms per call\n");
+  std::printf("%-10s %-6s %9s %9s %9s %9s %9s %8s %9s %9s\n", "d", "k/d", "k",
+              "ours", "at::topk", "read", "GB/s", "of_bound", "topk/ours",
+              "parity");
+  for (int64_t d : kSizes) {
+    if (d > o.max_d) continue;
+    const at::Tensor host = Delta(d);
+    const at::Tensor x = host.to(at::kCUDA);
+    const int inner = d < 1000000 ? 50 : d < 20000000 ? 20 : 5;
+    const double read = CudaMs(o.reps, inner, [&] { (void)x.sum(); });
+    const double gbps = 4.0 * d / (read * 1e6);
+    for (double rho : kDensities) {
+      const int64_t k = KForDensity(d, rho);
+      const double ours = WallCallMs(o.reps, inner, [&] { (void)TopK(x, k); });
+      const double torch = CudaMs(o.reps, inner, [&] {
+        (void)at::topk(x.abs(), k, 0, /*largest=*/true, /*sorted=*/false);
+      });
+      auto g = TopK(x, k);
+      SparseDelta c;
+      RadixTopK(host.data_ptr<float>(), d, k, &c);
+      const bool same = g.ok() && g->indices == c.indices && g->values == c.values;
+      std::printf("%-10lld %-6.2f %9lld %9.3f %9.3f %9.3f %9.0f %8.2f %9.2f %9s\n",
+                  static_cast<long long>(d), rho, static_cast<long long>(k),
+                  ours, torch, read, gbps, read / ours, torch / ours,
+                  same ? "same" : "DIFFERS");
+    }
+  }
+}
+#endif
+
+}  // namespace
+}  // namespace shefl
+
+int main(int argc, char** argv) {
+  const shefl::Options o = shefl::Parse(argc, argv);
+  at::set_num_threads(1);  // the CPU comparison is single-threaded
+  if (o.cpu) shefl::CpuPart(o);
+#ifdef SHEFL_WITH_CUDA
+  if (o.cuda) shefl::CudaPart(o);
+#else
+  if (o.cuda) std::printf("\nCUDA part: not built (CPU-only LibTorch)\n");
+#endif
+  return 0;
+}
