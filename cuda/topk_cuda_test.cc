@@ -72,7 +72,8 @@ TEST_CASE("CUDA top-k with ties everywhere and many zeros", "[cuda]") {
   const int64_t d = 100000;
   at::Tensor same = at::full({d}, 0.5f);
   same.index_put_({at::arange(1, d, 2)}, -0.5f);
-  for (int64_t k : {1, 1000, KForDensity(d, 0.1), d - 1}) CheckParity(same, k);
+  for (int64_t k : std::vector<int64_t>{1, 1000, KForDensity(d, 0.1), d - 1})
+    CheckParity(same, k);
   CheckParity(at::zeros({d}), 10);
   at::Tensor sparse = Randn(d, 3) * (at::rand({d}) < 0.05).to(at::kFloat);
   sparse.slice(0, 0, 100).fill_(-0.0f);
@@ -82,7 +83,8 @@ TEST_CASE("CUDA top-k with ties everywhere and many zeros", "[cuda]") {
   at::Tensor pm = at::arange(d, at::kFloat).remainder(7) - 3;
   pm.slice(0, 0, 50).fill_(1e-40f);
   pm.slice(0, 50, 100).fill_(-1e-40f);
-  for (int64_t k : {1, 7, d / 7, 2 * d / 7 + 3, d - 10}) CheckParity(pm, k);
+  for (int64_t k : std::vector<int64_t>{1, 7, d / 7, 2 * d / 7 + 3, d - 10})
+    CheckParity(pm, k);
 }
 
 TEST_CASE("CUDA top-k on heavy tails and a misleading sample", "[cuda]") {

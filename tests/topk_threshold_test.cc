@@ -117,7 +117,7 @@ TEST_CASE("threshold top-k with ties everywhere and many zeros") {
   // a candidate, the buffer overflows; the first k indices win.
   at::Tensor same = at::full({d}, 0.5f);
   same.index_put_({at::arange(1, d, 2)}, -0.5f);
-  for (int64_t k : {1, 1000, KForDensity(d, 0.1)}) {
+  for (int64_t k : std::vector<int64_t>{1, 1000, KForDensity(d, 0.1)}) {
     const ThresholdTopKStats st = CheckParity(same, k);
     CHECK(st.overflows == 1);
   }
@@ -133,7 +133,8 @@ TEST_CASE("threshold top-k with ties everywhere and many zeros") {
   at::Tensor pm = at::arange(d, at::kFloat).remainder(7) - 3;  // -3..3
   pm.slice(0, 0, 50).fill_(1e-40f);
   pm.slice(0, 50, 100).fill_(-1e-40f);
-  for (int64_t k : {1, 7, d / 7, 2 * d / 7 + 3, d - 10}) CheckParity(pm, k);
+  for (int64_t k : std::vector<int64_t>{1, 7, d / 7, 2 * d / 7 + 3, d - 10})
+    CheckParity(pm, k);
 }
 
 TEST_CASE("threshold top-k on heavy tails") {
