@@ -28,7 +28,9 @@ namespace shefl {
 // clamped to [0, d]. InvalidArgument for a non-1-D or non-fp32 tensor or
 // one holding NaN/Inf.
 // On the CPU a radix select over the float bits (common/radix_topk.h);
-// elsewhere tensor ops on the tensor's device.
+// on CUDA, in a build with CUDA LibTorch (SHEFL_WITH_CUDA), the sampled-
+// threshold kernels of cuda/topk_cuda.h; elsewhere tensor ops on the
+// tensor's device.
 absl::StatusOr<SparseDelta> TopK(const at::Tensor& delta, int64_t k);
 
 // The same result by tensor ops alone (kthvalue, then a tie fix-up) on any
