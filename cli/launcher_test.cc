@@ -194,7 +194,7 @@ TEST_CASE("the plan gives each child the flags of its contract") {
   CHECK(plan.daemons[0].argv.back() == "--insecure");
 }
 
-TEST_CASE("--capacity reaches every daemon or one value per daemon") {
+TEST_CASE("the capacity flag reaches every daemon or one value per daemon") {
   CHECK(Parse({"run", "c.yaml", "--capacity", "3"}).run.capacity ==
         std::vector<int>{3});
   CHECK(Parse({"run", "c.yaml", "--capacity=5,3,0"}).run.capacity ==
