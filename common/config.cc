@@ -79,6 +79,7 @@ std::vector<Field> Fields(ExperimentConfig& c) {
       {"train.batch_size", &t.batch_size, 1, 1e7},
       {"train.lr_decay", &t.lr_decay, 1e-6, 1},
       {"train.lr_decay_every", &t.lr_decay_every, 1, 1e9},
+      {"train.lr_schedule", &t.lr_schedule, 0, 0, {"constant", "cosine"}},
       {"train.prox_mu", &t.prox_mu, 0, 1e6},
       {"compression.density", &k.density, 1e-9, 1},
       {"compression.resource_ratio", &k.resource_ratio, 0, 1e6},

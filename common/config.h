@@ -56,6 +56,10 @@ struct TrainConfig {
   int64_t batch_size = 16;
   double lr_decay = 0.99;        // lr *= lr_decay every lr_decay_every rounds
   int64_t lr_decay_every = 10;
+  // Within one local training: "constant" keeps the round's lr; "cosine"
+  // anneals it to 0 over the local epochs (or over local_steps when set),
+  // PyTorch's CosineAnnealingLR(T_max = epochs), as FENS (002) trains.
+  std::string lr_schedule = "constant";  // constant | cosine
   double prox_mu = 0.0;          // FedProx: + mu/2 * ||w - w_global||^2
 };
 

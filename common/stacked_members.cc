@@ -478,6 +478,7 @@ absl::StatusOr<std::vector<TrainStats>> StackedLoop(
       at::Tensor idx = order.slice(0, r.first, r.second);
       at::Tensor x = shard.x.index_select(0, idx);
       at::Tensor y = shard.y.index_select(0, idx);
+      train_internal::ScheduleStep(*opt, cfg, p, pass, steps);
       opt->zero_grad();
       at::Tensor losses = MemberLosses(net.Forward(x), y);  // [M]
       at::Tensor total = losses.sum();

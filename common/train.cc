@@ -175,6 +175,7 @@ absl::StatusOr<TrainStats> TrainLoop(Net& model, const Dataset& data,
       at::Tensor idx = order.slice(0, r.first, r.second);
       at::Tensor x = src_x.index_select(0, idx);
       at::Tensor y = src_y.index_select(0, idx);
+      train_internal::ScheduleStep(*opt, cfg, p, pass, stats.steps);
       opt->zero_grad();
       at::Tensor loss = at::cross_entropy_loss(model.forward(x), y);
       at::Tensor total = prox.active() ? loss + prox.Loss(model) : loss;
@@ -243,7 +244,25 @@ std::mt19937_64 BatchOrderRng(const LocalTrainParams& p) {
                   static_cast<uint64_t>(p.member)});
 }
 
+void ScheduleStep(torch::optim::Optimizer& opt, const TrainConfig& cfg,
+                  const LocalTrainParams& p, int64_t pass, int64_t step) {
+  if (cfg.lr_schedule != "cosine") return;
+  const bool by_steps = p.steps > 0;
+  const double lr = by_steps ? LocalLearningRate(cfg, p.lr, step, p.steps)
+                             : LocalLearningRate(cfg, p.lr, pass, p.epochs);
+  for (torch::optim::OptimizerParamGroup& g : opt.param_groups()) {
+    g.options().set_lr(lr);
+  }
+}
+
 }  // namespace train_internal
+
+double LocalLearningRate(const TrainConfig& cfg, double round_lr, int64_t pass,
+                         int64_t passes) {
+  if (cfg.lr_schedule != "cosine" || passes <= 0) return round_lr;
+  const double t = static_cast<double>(pass) / static_cast<double>(passes);
+  return round_lr * 0.5 * (1.0 + std::cos(M_PI * t));
+}
 
 double RoundLearningRate(const TrainConfig& cfg, int64_t round) {
   if (cfg.lr_decay_every <= 0 || round <= 0) return cfg.lr;

@@ -62,6 +62,13 @@ struct TrainStats {
 // lr * lr_decay^floor(round / lr_decay_every); round counts from 0.
 double RoundLearningRate(const TrainConfig& cfg, int64_t round);
 
+// The lr of a local training's pass `pass` of `passes` (epochs), or of its
+// step `pass` of `passes` when it trains by local_steps: round_lr under
+// lr_schedule "constant"; round_lr * (1 + cos(pi * pass / passes)) / 2
+// under "cosine" (CosineAnnealingLR with eta_min 0, stepped per epoch).
+double LocalLearningRate(const TrainConfig& cfg, double round_lr, int64_t pass,
+                         int64_t passes);
+
 // Params for (round, client, member) from the config: decayed lr,
 // local_steps, and hpc_local_epochs instead of local_epochs where `hpc` and
 // it is set.
@@ -133,6 +140,11 @@ std::mt19937_64 BatchOrderRng(const LocalTrainParams& p);
 // SGD with momentum and weight decay, or Adam, as cfg says.
 std::unique_ptr<torch::optim::Optimizer> MakeOptimizer(
     const TrainConfig& cfg, double lr, std::vector<at::Tensor> params);
+
+// Sets the lr of the coming step from cfg.lr_schedule: per pass when p
+// trains by epochs, per step when by p.steps. A no-op under "constant".
+void ScheduleStep(torch::optim::Optimizer& opt, const TrainConfig& cfg,
+                  const LocalTrainParams& p, int64_t pass, int64_t step);
 
 }  // namespace train_internal
 }  // namespace shefl

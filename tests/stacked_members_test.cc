@@ -211,6 +211,13 @@ TEST_CASE("stacked training with FedProx equals separate trainings") {
                           /*prox=*/true);
 }
 
+TEST_CASE("stacked training under a cosine lr equals separate trainings") {
+  TrainConfig cfg = Config();
+  cfg.lr_schedule = "cosine";
+  CheckTrainsLikeSeparate("mlp", Features(37, 10), 3, cfg, Params(0, 3));
+  CheckTrainsLikeSeparate("cnn", Images(48, 1, 28, 11), 2, cfg, Params(5));
+}
+
 TEST_CASE("one member stacks too and unknown models are refused by name") {
   CheckTrainsLikeSeparate("cnn", Images(40, 1, 28, 10), 1, Config(), Params(2));
 
