@@ -1,5 +1,7 @@
 #include "common/radix_topk.h"
 
+#include "common/topk_shared.h"
+
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>
 #endif
@@ -17,12 +19,6 @@ namespace {
 
 constexpr int kShift = 16;                       // bucket = |x| bits >> 16
 constexpr uint32_t kBuckets = 1u << (31 - kShift);  // sign bit is clear
-
-inline uint32_t MagnitudeBits(float v) {
-  uint32_t b;
-  std::memcpy(&b, &v, sizeof(b));
-  return b & 0x7fffffffu;
-}
 
 struct Candidate {
   uint32_t bits;
@@ -110,17 +106,6 @@ bool RadixTopKTwoPass(const float* x, uint64_t d, uint64_t k,
 }
 
 namespace {
-
-// Magnitude bits plus 2^23 reach bit 31 exactly for Inf and NaN, so an OR
-// over the sums says whether any entry is non-finite (and vectorises).
-constexpr uint32_t kNonFiniteCarry = 0x00800000u;
-constexpr uint32_t kCarryBit = 0x80000000u;
-
-bool AllFinite(const float* x, uint64_t d) {
-  uint32_t acc = 0;
-  for (uint64_t i = 0; i < d; ++i) acc |= MagnitudeBits(x[i]) + kNonFiniteCarry;
-  return (acc & kCarryBit) == 0;
-}
 
 // Below this the two-pass select costs next to nothing anyway.
 constexpr uint64_t kMinSampledDim = uint64_t{1} << 15;
@@ -390,18 +375,7 @@ Outcome SampledTopK(const float* x, uint64_t d, uint64_t k,
 
 bool RadixTopK(const float* x, uint64_t d, uint64_t k, SparseDelta* result) {
   k = std::min(k, d);
-  if (k == 0 || k == d) {  // no selection: dense baselines send k = d
-    if (!AllFinite(x, d)) return false;
-    SparseDelta out;
-    out.dim = d;
-    if (k == d) {
-      out.indices.resize(d);
-      std::iota(out.indices.begin(), out.indices.end(), 0u);
-      out.values.assign(x, x + d);
-    }
-    *result = std::move(out);
-    return true;
-  }
+  if (k == 0 || k == d) return TrivialTopK(x, d, k, result);
   if (d >= kMinSampledDim) {
     switch (SampledTopK(x, d, k, result)) {
       case Outcome::kDone:

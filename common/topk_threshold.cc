@@ -1,5 +1,7 @@
 #include "common/topk_threshold.h"
 
+#include "common/topk_shared.h"
+
 #include <algorithm>
 #include <cstring>
 #include <functional>
@@ -9,15 +11,6 @@
 namespace shefl {
 namespace {
 
-inline uint32_t MagnitudeBits(float v) {
-  uint32_t b;
-  std::memcpy(&b, &v, sizeof(b));
-  return b & 0x7fffffffu;
-}
-
-// Magnitude bits plus 2^23 reach bit 31 exactly for Inf and NaN.
-constexpr uint32_t kNonFiniteCarry = 0x00800000u;
-constexpr uint32_t kCarryBit = 0x80000000u;
 constexpr uint32_t kInfBits = 0x7f800000u;
 
 // Step 1: the sample's magnitude bits, sorted descending.
@@ -72,22 +65,6 @@ void SelectAndPack(const float* x, uint64_t d, std::vector<uint64_t>* keys,
   for (uint64_t j = 0; j < k; ++j) out->values[j] = x[out->indices[j]];
 }
 
-// k = 0 and k = d select nothing: a finiteness scan, and all entries or none.
-bool Trivial(const float* x, uint64_t d, uint64_t k, SparseDelta* result) {
-  uint32_t acc = 0;
-  for (uint64_t i = 0; i < d; ++i) acc |= MagnitudeBits(x[i]) + kNonFiniteCarry;
-  if (acc & kCarryBit) return false;
-  SparseDelta out;
-  out.dim = d;
-  if (k == d) {
-    out.indices.resize(d);
-    std::iota(out.indices.begin(), out.indices.end(), 0u);
-    out.values.assign(x, x + d);
-  }
-  *result = std::move(out);
-  return true;
-}
-
 }  // namespace
 
 bool ThresholdTopK(const float* x, uint64_t d, uint64_t k, SparseDelta* result,
@@ -96,7 +73,7 @@ bool ThresholdTopK(const float* x, uint64_t d, uint64_t k, SparseDelta* result,
   k = std::min(k, d);
   if (k == 0 || k == d) {
     if (stats) *stats = st;
-    return Trivial(x, d, k, result);
+    return TrivialTopK(x, d, k, result);
   }
   const uint64_t s = ThresholdSampleSize(d);
   st.sample = s;
