@@ -5,18 +5,14 @@
 #define SHEFL_COMMON_TOPK_SHARED_H_
 
 #include <cstdint>
-#include <cstring>
 
+#include "common/half.h"
 #include "common/sparse_delta.h"
 
 namespace shefl {
 
 // |v|'s bits: for finite floats they order like the magnitudes.
-inline uint32_t MagnitudeBits(float v) {
-  uint32_t b;
-  std::memcpy(&b, &v, sizeof(b));
-  return b & 0x7fffffffu;
-}
+inline uint32_t MagnitudeBits(float v) { return FloatBits(v) & 0x7fffffffu; }
 
 // Magnitude bits plus 2^23 reach bit 31 exactly for Inf and NaN, so one OR
 // over a pass says whether any entry was not finite.
