@@ -14,8 +14,8 @@
 #include <algorithm>
 #include <random>
 
-#include "common/aggregate.h"
-#include "common/rng.h"
+#include "common/fed/aggregate.h"
+#include "common/core/rng.h"
 
 namespace shefl {
 namespace {

@@ -22,10 +22,10 @@
 #include <map>
 #include <string>
 
-#include "common/codec.h"
-#include "common/compress.h"
-#include "common/radix_topk.h"
-#include "common/schedule.h"
+#include "common/sparse/codec.h"
+#include "common/learn/compress.h"
+#include "common/sparse/radix_topk.h"
+#include "common/fed/schedule.h"
 
 namespace shefl {
 namespace {

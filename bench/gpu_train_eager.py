@@ -5,7 +5,7 @@
   python3 bench/gpu_train_eager.py [--device cuda] [--steps 200]
                                    [--sittings 5] [--models cnn,resnet18]
 
-The same architectures as common/models.cc and common/model_resnet.cc
+The same architectures as common/learn/models.cc and common/learn/model_resnet.cc
 (cnn on 28x28x1; resnet18 with the CIFAR stem on 32x32x3), batch 16, SGD
 lr 0.01, weight decay 1e-3, no momentum (the paper configs), batches
 drawn from a random tensor already on the device, as LocalTrain indexes a

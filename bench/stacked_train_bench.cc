@@ -1,6 +1,6 @@
 // Ensemble-native training (DESIGN.md section 7, issue 11 item 3): how many
 // member-steps per second do an HPC's M members train at, stacked into one
-// computation (common/stacked_members.h) against M sequential members with
+// computation (common/learn/stacked_members.h) against M sequential members with
 // the same batch order (LocalTrainMany with p.stacked off)? Prints, per
 // model and M, the medians of several alternating sittings and the ratio
 // stacked / sequential (target on a GPU: >= 3x for cnn).
@@ -28,10 +28,10 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_split.h"
-#include "common/config.h"
-#include "common/device.h"
-#include "common/models.h"
-#include "common/train.h"
+#include "common/core/config.h"
+#include "common/learn/device.h"
+#include "common/learn/models.h"
+#include "common/learn/train.h"
 
 namespace {
 

@@ -1,5 +1,5 @@
 // Exact top-k by magnitude (issue 10, target 3): ours (TopK, the CPU
-// sampled radix select of common/radix_topk.h) against torch.topk of |x|
+// sampled radix select of common/sparse/radix_topk.h) against torch.topk of |x|
 // (unsorted, as PyTorch users call it), one thread, in the same run, on the
 // sizes shefl sends: the FMNIST CNN (d = 582,026) and ResNet-18 (11.2M) at
 // densities 0.1 and 0.02 of N(0, 1) deltas. Also the previous two-pass
@@ -18,9 +18,9 @@
 #include <string>
 #include <vector>
 
-#include "common/compress.h"
-#include "common/radix_topk.h"
-#include "common/schedule.h"
+#include "common/learn/compress.h"
+#include "common/sparse/radix_topk.h"
+#include "common/fed/schedule.h"
 
 namespace shefl {
 namespace {

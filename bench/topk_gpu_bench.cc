@@ -3,7 +3,7 @@
 // (ResNet-18) and 100,000,000 floats at k = ceil(0.1 d) and ceil(0.01 d).
 //
 // CPU, one thread, thread CPU time (the machine is shared; wall time
-// misleads there): ThresholdTopK (common/topk_threshold.h, the GPU
+// misleads there): ThresholdTopK (common/sparse/topk_threshold.h, the GPU
 // algorithm's reference), RadixTopK (TopK's CPU path), RadixTopKTwoPass
 // and at::topk of |x| (unsorted).
 // CUDA (only when built with a CUDA LibTorch): TopK on the device tensor
@@ -26,10 +26,10 @@
 #include <string>
 #include <vector>
 
-#include "common/compress.h"
-#include "common/radix_topk.h"
-#include "common/schedule.h"
-#include "common/topk_threshold.h"
+#include "common/learn/compress.h"
+#include "common/sparse/radix_topk.h"
+#include "common/fed/schedule.h"
+#include "common/sparse/topk_threshold.h"
 
 #ifdef SHEFL_WITH_CUDA
 #include <c10/cuda/CUDAFunctions.h>

@@ -17,10 +17,10 @@
 #include <thread>
 #include <vector>
 
-#include "common/config.h"
-#include "common/device.h"
-#include "common/models.h"
-#include "common/train.h"
+#include "common/core/config.h"
+#include "common/learn/device.h"
+#include "common/learn/models.h"
+#include "common/learn/train.h"
 
 namespace {
 

@@ -5,7 +5,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
-#include "common/certs.h"
+#include "common/net/certs.h"
 
 namespace shefl {
 

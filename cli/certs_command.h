@@ -1,5 +1,5 @@
 // `shefl certs --out DIR --hosts a,b,c [--clients N] [--days D] [--force]`:
-// a development PKI and token for TLS and mutual TLS (common/certs.h).
+// a development PKI and token for TLS and mutual TLS (common/net/certs.h).
 #ifndef SHEFL_CLI_CERTS_COMMAND_H_
 #define SHEFL_CLI_CERTS_COMMAND_H_
 

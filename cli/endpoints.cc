@@ -8,7 +8,7 @@
 #include <fstream>
 
 #include "absl/strings/str_cat.h"
-#include "common/durable_file.h"
+#include "common/core/durable_file.h"
 
 namespace shefl {
 

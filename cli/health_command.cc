@@ -8,7 +8,7 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "common/tls.h"
+#include "common/net/tls.h"
 #include "health.grpc.pb.h"
 
 namespace shefl {

@@ -18,8 +18,9 @@
 #include "cli/restarter.h"
 #include "cli/run_plan.h"
 #include "cli/supervisor.h"
-#include "common/certs.h"
-#include "common/config.h"
+#include "common/net/certs.h"
+#include "common/core/config.h"
+#include "common/fed/config_load.h"
 
 namespace shefl {
 namespace {

@@ -6,7 +6,7 @@
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
-#include "common/resources.h"
+#include "common/core/resources.h"
 
 namespace shefl {
 

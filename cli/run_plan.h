@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "cli/launch_args.h"
-#include "common/config.h"
+#include "common/core/config.h"
 
 namespace shefl {
 

@@ -9,7 +9,7 @@
 
 #include "client/daemon.h"
 #include "absl/strings/numbers.h"
-#include "common/flags.h"
+#include "common/core/flags.h"
 
 namespace {
 

@@ -16,13 +16,15 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
-#include "common/backoff.h"
-#include "common/device.h"
-#include "common/keepalive.h"
-#include "common/log.h"
-#include "common/resources.h"
-#include "common/metrics_server.h"
-#include "common/wire.h"
+#include "common/core/backoff.h"
+#include "common/learn/device.h"
+#include "common/net/keepalive.h"
+#include "common/core/log.h"
+#include "common/core/resources.h"
+#include "common/net/metrics_server.h"
+#include "common/net/wire.h"
+#include "common/fed/config_load.h"
+#include "common/fed/methods/registry.h"
 
 namespace shefl {
 
@@ -187,7 +189,7 @@ absl::Status Daemon::Prepare(const std::string& config_yaml) {
                                       Fingerprint(config_yaml), workers_);
   if (!trainer.ok()) return trainer.status();
   trainer_ = std::move(*trainer);
-  send_label_counts_ = config->method == "hasa";
+  send_label_counts_ = TraitsOf(config->method).needs_label_counts;
   if (trainer_->residuals_loaded() > 0)
     LogLine(o_.name, absl::StrCat(trainer_->residuals_loaded(),
                                   " error-feedback residuals restored from ",

@@ -23,11 +23,11 @@
 #include <prometheus/registry.h>
 
 #include "absl/status/statusor.h"
-#include "common/metrics_server.h"
+#include "common/net/metrics_server.h"
 #include "client/local_trainer.h"
 #include "client/model_cache.h"
-#include "common/accounting.h"
-#include "common/tls.h"
+#include "common/net/accounting.h"
+#include "common/net/tls.h"
 #include "shefl.grpc.pb.h"
 
 namespace shefl {
@@ -52,7 +52,7 @@ struct DaemonOptions {
   int threads = 0;
   int task_threads = 1;
   double initial_backoff_s = 0.25;  // reconnect delay, doubling...
-  double max_backoff_s = 30;        // ...up to this (common/backoff.h)
+  double max_backoff_s = 30;        // ...up to this (common/core/backoff.h)
   double heartbeat_s = 30;          // heartbeat after this long without a
                                     // feed message; 0: never
   TlsOptions tls;                   // CA, own certificate, token, --insecure

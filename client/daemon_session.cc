@@ -13,10 +13,10 @@
 
 #include "absl/strings/str_cat.h"
 #include "client/daemon.h"
-#include "common/grpc_status.h"
-#include "common/label_counts.h"
-#include "common/log.h"
-#include "common/wire.h"
+#include "common/net/grpc_status.h"
+#include "common/net/label_counts.h"
+#include "common/core/log.h"
+#include "common/net/wire.h"
 
 namespace shefl {
 

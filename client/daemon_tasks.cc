@@ -12,10 +12,10 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "client/daemon.h"
-#include "common/grpc_status.h"
-#include "common/log.h"
-#include "common/resources.h"
-#include "common/wire.h"
+#include "common/net/grpc_status.h"
+#include "common/core/log.h"
+#include "common/core/resources.h"
+#include "common/net/wire.h"
 
 namespace shefl {
 

@@ -15,8 +15,8 @@
 
 #include "absl/status/statusor.h"
 #include "client/residual_book.h"
-#include "common/codec.h"
-#include "common/compress.h"
+#include "common/sparse/codec.h"
+#include "common/learn/compress.h"
 
 namespace shefl {
 

@@ -6,12 +6,12 @@
 #include <chrono>
 
 #include "absl/strings/str_cat.h"
-#include "common/client_metrics.h"
-#include "common/data.h"
-#include "common/fens_split.h"
-#include "common/flat_state.h"
-#include "common/partition.h"
-#include "common/train.h"
+#include "common/fed/client_metrics.h"
+#include "common/data/data.h"
+#include "common/fed/fens_split.h"
+#include "common/learn/flat_state.h"
+#include "common/fed/partition.h"
+#include "common/learn/train.h"
 
 namespace shefl {
 
@@ -40,11 +40,11 @@ absl::StatusOr<std::unique_ptr<LocalTrainer>> LocalTrainer::Create(
   auto labels = LabelVector(t->train_);
   if (!labels.ok()) return labels.status();
   for (int64_t c : clients) {
-    // FENS partitions what its proxy split leaves (common/fens_split.h).
+    // FENS partitions what its proxy split leaves (common/fed/fens_split.h).
     auto idx = TrainingIndices(config, *labels, t->train_.num_classes, c);
     if (!idx.ok()) return idx.status();
     // The part the client holds out for its evaluation is never trained
-    // on (eval.client_holdout; common/client_metrics.h).
+    // on (eval.client_holdout; common/fed/client_metrics.h).
     auto split = SplitClientShard(*idx, config.eval.client_holdout,
                                   config.seed, c);
     if (!split.ok()) return split.status();

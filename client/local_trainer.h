@@ -14,9 +14,9 @@
 
 #include "absl/status/statusor.h"
 #include "client/delta_compressor.h"
-#include "common/config.h"
-#include "common/dataset.h"
-#include "common/models.h"
+#include "common/core/config.h"
+#include "common/data/dataset.h"
+#include "common/learn/models.h"
 
 namespace shefl {
 
@@ -31,7 +31,7 @@ struct TaskSettings {
 };
 
 struct TrainedUpdate {
-  std::string encoded;      // common/codec.h encoding of the sparse delta
+  std::string encoded;      // common/sparse/codec.h encoding of the sparse delta
   uint64_t nnz = 0;
   uint64_t num_samples = 0;
   double train_loss = 0;

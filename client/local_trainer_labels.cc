@@ -1,8 +1,8 @@
 // LocalTrainer::LabelCounts: a client's label histogram, the only thing of
 // its data a HASA run sends (003: counts, never samples).
 #include "client/local_trainer.h"
-#include "common/data.h"
-#include "common/label_counts.h"
+#include "common/data/data.h"
+#include "common/net/label_counts.h"
 
 namespace shefl {
 

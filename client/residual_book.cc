@@ -13,7 +13,7 @@
 #include <sstream>
 
 #include "absl/strings/str_cat.h"
-#include "common/durable_file.h"
+#include "common/core/durable_file.h"
 
 namespace shefl {
 

@@ -8,7 +8,7 @@
 #include <algorithm>
 #include <cstring>
 
-#include "common/topk_threshold.h"
+#include "common/sparse/topk_threshold.h"
 #include "cuda/topk_threshold_kernels.h"
 
 namespace shefl {

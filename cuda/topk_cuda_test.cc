@@ -11,9 +11,9 @@
 #include <string>
 #include <vector>
 
-#include "common/compress.h"
-#include "common/schedule.h"
-#include "common/topk_threshold.h"
+#include "common/learn/compress.h"
+#include "common/fed/schedule.h"
+#include "common/sparse/topk_threshold.h"
 
 namespace shefl {
 namespace {

@@ -1,6 +1,6 @@
 // The CUDA sample-threshold top-k: the kernels behind
 // cuda/topk_threshold_kernels.h, step for step the CPU reference of
-// common/topk_threshold.cc (which the parity tests hold to the exact TopK).
+// common/sparse/topk_threshold.cc (which the parity tests hold to the exact TopK).
 #include "cuda/topk_threshold_kernels.h"
 
 #include <cub/block/block_scan.cuh>
@@ -8,7 +8,7 @@
 
 #include <algorithm>
 
-#include "common/topk_threshold.h"
+#include "common/sparse/topk_threshold.h"
 
 namespace shefl {
 namespace cuda {

@@ -1,5 +1,5 @@
 // Host launchers of the CUDA sample-threshold top-k, on raw device pointers
-// and a stream: the steps of common/topk_threshold.h (the CPU reference,
+// and a stream: the steps of common/sparse/topk_threshold.h (the CPU reference,
 // whose plan helpers pick the sample, ranks and capacities here too).
 // Torch-free, so nvcc needs only CUDA's headers; cuda/topk_cuda.cc drives
 // them for an at::Tensor. Every launcher only enqueues work on `stream`

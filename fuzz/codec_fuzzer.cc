@@ -1,4 +1,4 @@
-// Fuzzes the sparse-delta decoder (common/codec.h) with the bytes an
+// Fuzzes the sparse-delta decoder (common/sparse/codec.h) with the bytes an
 // upload carries. The input is an encoded delta as it comes off the wire,
 // so the seeds are real encoder output; the receiver's d is the one the
 // input names (any other is refused before the body is read).
@@ -15,9 +15,9 @@
 #include <string>
 #include <string_view>
 
-#include "common/codec.h"
-#include "common/half.h"
-#include "common/varint.h"
+#include "common/sparse/codec.h"
+#include "common/sparse/half.h"
+#include "common/sparse/varint.h"
 #include "fuzz/fuzz_check.h"
 
 namespace shefl {

@@ -1,4 +1,4 @@
-// Fuzzes the config loader (common/config.h) with the text of a config
+// Fuzzes the config loader (common/core/config.h) with the text of a config
 // file and `--set` overrides, as `shefl run` and the coordinator read them.
 //
 // Input: YAML text, optionally followed by a line "#--set" and one override
@@ -12,8 +12,10 @@
 #include <vector>
 
 #include "absl/strings/str_split.h"
-#include "common/config.h"
+#include "common/core/config.h"
 #include "fuzz/fuzz_check.h"
+#include "common/fed/config_load.h"
+#include "common/fed/methods/registry.h"
 
 namespace shefl {
 namespace {
@@ -33,8 +35,8 @@ void CheckRanges(const ExperimentConfig& c) {
   FUZZ_CHECK(!std::isnan(c.partition.alpha) && c.partition.alpha > 0);
   FUZZ_CHECK(c.round_deadline_s > 0 && std::isfinite(c.round_deadline_s));
   FUZZ_CHECK(ResourceRatio(c) > 0);
-  if (c.method == "fedavg" || c.method == "fedprox")
-    FUZZ_CHECK(c.model.num_models == 1);
+  FUZZ_CHECK(FindMethod(c.method).ok());
+  if (!MethodHasTiers(c.method)) FUZZ_CHECK(c.aggregation.rule == "uniform");
 }
 
 }  // namespace

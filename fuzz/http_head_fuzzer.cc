@@ -1,5 +1,5 @@
 // Fuzzes what MetricsServer does with the bytes a peer sends before its
-// reply (common/http_head.h): the head is looked for as the bytes arrive in
+// reply (common/net/http_head.h): the head is looked for as the bytes arrive in
 // recv()-sized pieces, capped at 8 KiB, then its request line is parsed.
 //
 // Input: the bytes the peer sends (the seeds are real scrapes' heads). They
@@ -10,13 +10,13 @@
 #include <string>
 
 #include "absl/strings/match.h"
-#include "common/http_head.h"
+#include "common/net/http_head.h"
 #include "fuzz/fuzz_check.h"
 
 namespace shefl {
 namespace {
 
-constexpr size_t kMaxHeadBytes = 8192;  // common/metrics_server.cc
+constexpr size_t kMaxHeadBytes = 8192;  // common/net/metrics_server.cc
 
 // The head end must sit right after a blank line, and be the first one.
 void CheckHeadEnd(const std::string& in, size_t end) {

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "common/codec.h"
+#include "common/sparse/codec.h"
 #include "shefl.pb.h"
 
 namespace shefl {

@@ -4,7 +4,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "common/log.h"
+#include "common/core/log.h"
+#include "common/fed/methods/registry.h"
 
 namespace shefl {
 
@@ -54,7 +55,7 @@ void CapacityPlan::Reallocate() {
 }
 
 CapacityOf CapacityPlan::ForRound() {
-  if (config_.method == "hasa") {
+  if (TraitsOf(config_.method).assignment == Assignment::kHasa) {
     Reallocate();
     return [caps = capacity_](int64_t id) {
       auto it = caps.find(id);
@@ -69,7 +70,7 @@ CapacityOf CapacityPlan::ForRound() {
 
 void CapacityPlan::AddFields(const RoundPlan& plan, nlohmann::json* line,
                              CoordinatorMetrics& metrics) {
-  const bool hasa = config_.method == "hasa";
+  const bool hasa = TraitsOf(config_.method).assignment == Assignment::kHasa;
   bool in_play = hasa || !config_.clients.hpc_capacity.empty();
   for (const ClientTask& t : plan.tasks)
     in_play |= registry_.DeclaredCapacity(t.client_id) > 0;

@@ -4,7 +4,7 @@
 //
 // shefl: an HPC's capacity is its daemon's declaration (--capacity) when
 // there is one, else clients.hpc_capacity (Scheduler::Plan).
-// hasa: the allocation of common/hasa.h over every client whose label
+// hasa: the allocation of common/fed/hasa.h over every client whose label
 // histogram has arrived, recomputed whenever more have arrived than the
 // last allocation used (normally once: the run starts with every client
 // connected, and a client's report precedes its first task). A client with
@@ -18,9 +18,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "common/config.h"
-#include "common/hasa.h"
-#include "common/schedule.h"
+#include "common/core/config.h"
+#include "common/fed/hasa.h"
+#include "common/fed/schedule.h"
 #include "server/client_registry.h"
 #include "server/coordinator_metrics.h"
 

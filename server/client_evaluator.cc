@@ -8,8 +8,8 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
-#include "common/data.h"
-#include "common/fens_split.h"
+#include "common/data/data.h"
+#include "common/fed/fens_split.h"
 
 namespace shefl {
 namespace {

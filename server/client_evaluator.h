@@ -3,7 +3,7 @@
 // each client would compute on its own data.
 //
 // Why on the coordinator: the partition (and the held-out split of
-// common/client_metrics.h) is a pure function of the seed, so the
+// common/fed/client_metrics.h) is a pure function of the seed, so the
 // coordinator, which can load the same training split, rebuilds every
 // client's shard exactly as its daemon does (DESIGN.md section 3). No
 // sample, index list or loss crosses the wire and the protocol is
@@ -28,11 +28,11 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "common/client_metrics.h"
-#include "common/config.h"
-#include "common/dataset.h"
-#include "common/evaluate.h"
-#include "common/models.h"
+#include "common/fed/client_metrics.h"
+#include "common/core/config.h"
+#include "common/data/dataset.h"
+#include "common/learn/evaluate.h"
+#include "common/learn/models.h"
 
 namespace shefl {
 

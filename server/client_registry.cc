@@ -8,7 +8,7 @@
 
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
-#include "common/log.h"
+#include "common/core/log.h"
 
 namespace shefl {
 

@@ -79,7 +79,7 @@ class ClientRegistry {
   // histogram (HASA; the counts must add up to the shard size, at most
   // kMaxClasses classes) and its capacity level (models a round, <= 1024;
   // 0: none). First report stands, as for the shard size; `label_bytes`
-  // is what the histogram cost on the wire (common/label_counts.h).
+  // is what the histogram cost on the wire (common/net/label_counts.h).
   absl::Status ReportClientInfo(const DaemonSession& s, int64_t client,
                                 const std::vector<uint64_t>& label_counts,
                                 uint32_t capacity, uint64_t label_bytes);

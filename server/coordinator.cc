@@ -15,9 +15,9 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
-#include "common/failpoint.h"
-#include "common/log.h"
-#include "common/train.h"
+#include "common/core/failpoint.h"
+#include "common/core/log.h"
+#include "common/fed/lr_schedule.h"
 #include "server/eval_report.h"
 #include "server/fens_round.h"
 
@@ -175,6 +175,8 @@ absl::Status Coordinator::RunRound(int64_t t) {
     rec.versions.assign(rec.models.size(), 1);
     rec.fens_clients = fens_clients_;
   }
+  if (server_opt_ && server_opt_->active())
+    rec.optimizer = std::make_shared<const ServerOptimizer>(*server_opt_);
   rec.evaluate = round % cfg.eval.every == 0 || round == cfg.rounds;
   rec.wall = Since(start);
   rec.own = own + Since(close_start) - record_wait;
@@ -240,10 +242,20 @@ absl::Status Coordinator::Record(const PendingRecord& rec) {
   line["eval_seconds"] = Since(eval_start);
   if (auto st = results_->AppendRound(line); !st.ok()) return st;
   Failpoint("rounds.after_append");
+  // The optimiser's state first, under its round: a crash before the
+  // checkpoint's rename leaves the previous round's state beside it.
+  if (rec.optimizer) {
+    if (auto st = rec.optimizer->Save(
+            results_->server_optimizer_path(rec.round), rec.round);
+        !st.ok())
+      return st;
+  }
   if (auto st = ModelStore::SaveCheckpoint(results_->checkpoint_path(),
                                            rec.round, rec.models, rec.versions);
       !st.ok())
     return st;
+  if (rec.optimizer && rec.round > 1)
+    std::remove(results_->server_optimizer_path(rec.round - 1).c_str());
   state_->metrics.SetRound(rec.round);
   state_->metrics.ObserveRoundSeconds(rec.wall);
   LogLine("coordinator",
@@ -328,7 +340,14 @@ absl::StatusOr<int64_t> Coordinator::Aggregate(
   for (size_t m = 0; m < aggs.size(); ++m) {
     if (aggs[m].num_updates() == 0) continue;
     std::vector<float> w = *state_->store->Get(m);
-    if (auto st = aggs[m].ApplyTo(&w); !st.ok()) return st;
+    if (server_opt_ && server_opt_->active()) {
+      // The rule's step alone, then the optimiser's move.
+      std::vector<float> delta(w.size(), 0.0f);
+      if (auto st = aggs[m].ApplyTo(&delta); !st.ok()) return st;
+      server_opt_->Step(static_cast<int64_t>(m), delta, &w);
+    } else if (auto st = aggs[m].ApplyTo(&w); !st.ok()) {
+      return st;
+    }
     // Each update was finite, yet their weighted sum can still overflow:
     // such a model is never published, the previous one stays.
     const auto bad = std::find_if(w.begin(), w.end(),

@@ -14,16 +14,17 @@
 #include <nlohmann/json.hpp>
 
 #include "absl/status/statusor.h"
-#include "common/metrics_server.h"
-#include "common/schedule.h"
+#include "common/net/metrics_server.h"
+#include "common/fed/schedule.h"
 #include "server/capacity_plan.h"
 #include "server/coordinator_service.h"
-#include "common/tls.h"
+#include "common/net/tls.h"
 #include "server/coordinator_state.h"
 #include "server/evaluator.h"
 #include "server/fens_ensemble.h"
 #include "server/health_port.h"
 #include "server/run_results.h"
+#include "common/fed/server_optimizer.h"
 
 namespace shefl {
 
@@ -92,6 +93,8 @@ class Coordinator {
     double wall = 0, own = 0;
     nlohmann::json line;  // without the evaluation's figures
     std::vector<int64_t> fens_clients;  // FENS: whose model each member is
+    // The server optimiser's state after this round (null when none).
+    std::shared_ptr<const ServerOptimizer> optimizer;
     std::string summary;  // for the log line
   };
   absl::Status Record(const PendingRecord& rec);
@@ -109,6 +112,9 @@ class Coordinator {
   // for every other method. fens_members_ / fens_clients_ are written by
   // RunRound before the round's Record starts.
   std::unique_ptr<FensEnsemble> fens_;
+  // aggregation.server_optimizer's state (common/fed/server_optimizer.h);
+  // stepped by RunRound only.
+  std::unique_ptr<ServerOptimizer> server_opt_;
   std::vector<ModelSnapshot> fens_members_;
   std::vector<int64_t> fens_clients_;
   std::unique_ptr<Scheduler> scheduler_;

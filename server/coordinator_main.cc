@@ -6,7 +6,7 @@
 
 #include <atomic>
 
-#include "common/flags.h"
+#include "common/core/flags.h"
 #include "server/coordinator.h"
 
 namespace {

@@ -10,7 +10,7 @@
 #include <memory>
 #include <string>
 
-#include "common/client_metrics.h"
+#include "common/fed/client_metrics.h"
 
 namespace shefl {
 
@@ -30,7 +30,7 @@ class CoordinatorMetrics {
   void SetModelAccuracy(int64_t model, double a);
   void SetEnsembleLoss(double l) { ensemble_loss_->Set(l); }
   void SetEnsembleEce(double e) { ensemble_ece_->Set(e); }
-  // 004's uncertainty of the ensemble's test predictions (common/evaluate.h):
+  // 004's uncertainty of the ensemble's test predictions (common/learn/evaluate.h):
   // shefl_ensemble_entropy{subset}, shefl_ensemble_predictive_variance{subset}
   // with subset "all" | "correct" | "wrong", shefl_ensemble_mutual_information.
   void SetUncertainty(double entropy, double entropy_correct,

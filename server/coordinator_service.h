@@ -1,6 +1,10 @@
-// The gRPC face of the coordinator (proto/shefl.proto). Handlers validate,
-// book every message in the byte ledger, and hand the work to the shared
-// CoordinatorState; the round loop (server/round_loop.cc) does the rest.
+// The gRPC face of the coordinator (proto/shefl.proto). Handlers check the
+// caller (server/caller_checks.h), validate, book every message in the byte
+// ledger, and hand the work to the shared CoordinatorState; the round loop
+// (server/coordinator.cc) does the rest. Register, TaskFeed and Heartbeat
+// are in coordinator_service.cc, DownloadModel in coordinator_download.cc,
+// UploadDelta in coordinator_upload.cc. Thread-safe: gRPC calls the
+// handlers on many threads; all shared state is CoordinatorState's.
 #ifndef SHEFL_SERVER_COORDINATOR_SERVICE_H_
 #define SHEFL_SERVER_COORDINATOR_SERVICE_H_
 
@@ -43,12 +47,6 @@ class CoordinatorService final : public v1::Coordinator::Service {
   absl::StatusOr<std::string> ReadUploadBlob(
       grpc::ServerReader<v1::DeltaChunk>* reader, const v1::DeltaChunk& first,
       uint64_t* bytes_read);
-  // UNAUTHENTICATED without a live session, PERMISSION_DENIED when the
-  // session does not host `client`.
-  absl::Status CheckOwner(const DaemonSession* session, int64_t client) const;
-  absl::Status CheckAlsoFor(const DaemonSession* session,
-                            const RoundState& state,
-                            const v1::DownloadRequest& req);
   // Books a served download (`down`: the chunk bytes written).
   void BookDownload(const v1::DownloadRequest& req, uint64_t down);
   // Counts a refused RPC (by reason; an upload also as rejected or late),

@@ -12,13 +12,15 @@
 #include <thread>
 
 #include "absl/strings/str_cat.h"
-#include "common/device.h"
-#include "common/keepalive.h"
-#include "common/log.h"
-#include "common/metrics_server.h"
-#include "common/resources.h"
+#include "common/learn/device.h"
+#include "common/net/keepalive.h"
+#include "common/core/log.h"
+#include "common/net/metrics_server.h"
+#include "common/core/resources.h"
 #include "server/coordinator.h"
 #include "server/fens_round.h"
+#include "common/fed/config_load.h"
+#include "common/fed/methods/registry.h"
 
 namespace shefl {
 
@@ -115,7 +117,7 @@ absl::StatusOr<std::unique_ptr<Coordinator>> Coordinator::Create(
   auto evaluator = Evaluator::Create(*config);
   if (!evaluator.ok()) return evaluator.status();
   c->evaluator_ = std::move(*evaluator);
-  if (config->method == "fens") {
+  if (TraitsOf(config->method).round_shape == RoundShape::kOneShot) {
     auto device = ResolveDevice(config->device);
     if (!device.ok()) return device.status();
     auto fens = FensEnsemble::Create(*config, *device);
@@ -150,6 +152,17 @@ absl::StatusOr<std::unique_ptr<Coordinator>> Coordinator::Create(
     return absl::FailedPreconditionError(absl::StrCat(
         "checkpoint models have ", store->dim(), " weights, model '",
         config->model.name, "' has ", c->evaluator_->dim()));
+  auto opt = ServerOptimizer::Create(config->aggregation,
+                                     config->model.num_models, store->dim());
+  if (!opt.ok()) return opt.status();
+  c->server_opt_ = std::make_unique<ServerOptimizer>(std::move(*opt));
+  if (c->server_opt_->active() && c->first_round_ > 0) {
+    if (auto st = c->server_opt_->Load(
+            c->results_->server_optimizer_path(c->first_round_),
+            c->first_round_);
+        !st.ok())
+      return st;
+  }
   auto scheduler = Scheduler::Create(*config, c->evaluator_->dim());
   if (!scheduler.ok()) return scheduler.status();
   c->scheduler_ = std::make_unique<Scheduler>(std::move(*scheduler));

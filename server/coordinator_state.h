@@ -10,8 +10,8 @@
 #include <mutex>
 #include <string>
 
-#include "common/accounting.h"
-#include "common/config.h"
+#include "common/net/accounting.h"
+#include "common/core/config.h"
 #include "server/client_registry.h"
 #include "server/coordinator_metrics.h"
 #include "server/model_store.h"

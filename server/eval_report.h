@@ -8,7 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "common/evaluate.h"
+#include "common/learn/evaluate.h"
 #include "server/coordinator_metrics.h"
 
 namespace shefl {

@@ -1,8 +1,8 @@
 #include "server/evaluator.h"
 
-#include "common/data.h"
-#include "common/device.h"
-#include "common/flat_state.h"
+#include "common/data/data.h"
+#include "common/learn/device.h"
+#include "common/learn/flat_state.h"
 
 namespace shefl {
 

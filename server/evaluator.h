@@ -7,10 +7,10 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "common/config.h"
-#include "common/dataset.h"
-#include "common/evaluate.h"
-#include "common/models.h"
+#include "common/core/config.h"
+#include "common/data/dataset.h"
+#include "common/learn/evaluate.h"
+#include "common/learn/models.h"
 #include "server/client_evaluator.h"
 #include "server/model_store.h"
 

@@ -5,11 +5,11 @@
 #include <chrono>
 
 #include "absl/strings/str_cat.h"
-#include "common/data.h"
-#include "common/fens_aggregators.h"
-#include "common/fens_split.h"
-#include "common/flat_state.h"
-#include "common/partition.h"
+#include "common/data/data.h"
+#include "common/learn/fens_aggregators.h"
+#include "common/fed/fens_split.h"
+#include "common/learn/flat_state.h"
+#include "common/fed/partition.h"
 
 namespace shefl {
 

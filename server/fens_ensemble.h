@@ -1,6 +1,6 @@
 // FENS at the coordinator (002): the client models uploaded in the one
 // round are the ensemble's members; the aggregator chosen by
-// fens.aggregator is fitted on the proxy split (common/fens_split.h) and
+// fens.aggregator is fitted on the proxy split (common/fed/fens_split.h) and
 // the ensemble is evaluated on the test set, beside the plain mean.
 #ifndef SHEFL_SERVER_FENS_ENSEMBLE_H_
 #define SHEFL_SERVER_FENS_ENSEMBLE_H_
@@ -11,11 +11,11 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "common/aggregate.h"
-#include "common/config.h"
-#include "common/dataset.h"
-#include "common/evaluate.h"
-#include "common/models.h"
+#include "common/fed/aggregate.h"
+#include "common/core/config.h"
+#include "common/data/dataset.h"
+#include "common/learn/evaluate.h"
+#include "common/learn/models.h"
 #include "server/client_evaluator.h"
 #include "server/model_store.h"
 

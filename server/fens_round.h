@@ -8,8 +8,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "common/config.h"
-#include "common/schedule.h"
+#include "common/core/config.h"
+#include "common/fed/schedule.h"
 #include "server/fens_ensemble.h"
 
 namespace shefl {

@@ -10,8 +10,8 @@
 #include <fstream>
 
 #include "absl/strings/str_cat.h"
-#include "common/durable_file.h"
-#include "common/failpoint.h"
+#include "common/core/durable_file.h"
+#include "common/core/failpoint.h"
 
 namespace shefl {
 

@@ -17,8 +17,8 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "common/aggregate.h"
-#include "common/schedule.h"
+#include "common/fed/aggregate.h"
+#include "common/fed/schedule.h"
 
 namespace shefl {
 

@@ -12,7 +12,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
-#include "common/durable_file.h"
+#include "common/core/durable_file.h"
 
 namespace shefl {
 

@@ -19,6 +19,11 @@ class RunResults {
 
   const std::string& dir() const { return dir_; }
   std::string checkpoint_path() const { return dir_ + "/checkpoints/latest.ckpt"; }
+  // The server optimiser's state after `round` (common/fed/server_optimizer.h).
+  std::string server_optimizer_path(int64_t round) const {
+    return dir_ + "/checkpoints/server_optimizer-" + std::to_string(round) +
+           ".bin";
+  }
 
   absl::Status WriteConfig(const std::string& yaml) const;
   // Appends one line to rounds.jsonl and flushes it.

@@ -1,4 +1,4 @@
-#include "common/aggregate.h"
+#include "common/fed/aggregate.h"
 
 #include <catch2/catch.hpp>
 
@@ -6,7 +6,7 @@
 #include <cstring>
 #include <random>
 
-#include "common/rng.h"
+#include "common/core/rng.h"
 
 namespace shefl {
 namespace {

@@ -18,7 +18,7 @@
 #include <sstream>
 
 #include "absl/strings/ascii.h"
-#include "common/accounting.h"
+#include "common/net/accounting.h"
 #include "tests/pki_support.h"
 
 namespace shefl {

@@ -1,4 +1,4 @@
-#include "common/backoff.h"
+#include "common/core/backoff.h"
 
 #include <catch2/catch.hpp>
 

@@ -12,12 +12,13 @@
 #include <string>
 #include <vector>
 
-#include "common/config.h"
-#include "common/flat_state.h"
-#include "common/models.h"
-#include "common/schedule.h"
-#include "common/train.h"
+#include "common/core/config.h"
+#include "common/learn/flat_state.h"
+#include "common/learn/models.h"
+#include "common/fed/schedule.h"
+#include "common/learn/train.h"
 #include "tests/coordinator_harness.h"
+#include "common/fed/config_load.h"
 
 #include <catch2/catch.hpp>
 

@@ -13,15 +13,16 @@
 #include <string>
 #include <vector>
 
-#include "common/capacity.h"
-#include "common/config.h"
-#include "common/data.h"
-#include "common/hasa.h"
-#include "common/label_counts.h"
-#include "common/partition.h"
-#include "common/schedule.h"
+#include "common/fed/capacity.h"
+#include "common/core/config.h"
+#include "common/data/data.h"
+#include "common/fed/hasa.h"
+#include "common/net/label_counts.h"
+#include "common/fed/partition.h"
+#include "common/fed/schedule.h"
 #include "shefl.pb.h"
 #include "tests/test_support.h"
+#include "common/fed/config_load.h"
 
 #include <catch2/catch.hpp>
 

@@ -13,13 +13,14 @@
 #include <string>
 #include <vector>
 
-#include "common/aggregate.h"
-#include "common/capacity.h"
-#include "common/config.h"
-#include "common/hasa.h"
-#include "common/label_counts.h"
-#include "common/rng.h"
-#include "common/schedule.h"
+#include "common/fed/aggregate.h"
+#include "common/fed/capacity.h"
+#include "common/core/config.h"
+#include "common/fed/hasa.h"
+#include "common/net/label_counts.h"
+#include "common/core/rng.h"
+#include "common/fed/schedule.h"
+#include "common/fed/config_load.h"
 
 namespace shefl {
 namespace {

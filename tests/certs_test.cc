@@ -18,7 +18,7 @@
 #include <string>
 #include <vector>
 
-#include "common/certs.h"
+#include "common/net/certs.h"
 #include "tests/test_support.h"
 
 #include <catch2/catch.hpp>

@@ -16,14 +16,15 @@
 #include <vector>
 
 #include "client/local_trainer.h"
-#include "common/client_metrics.h"
-#include "common/config.h"
-#include "common/data.h"
-#include "common/flat_state.h"
-#include "common/models.h"
-#include "common/partition.h"
+#include "common/fed/client_metrics.h"
+#include "common/core/config.h"
+#include "common/data/data.h"
+#include "common/learn/flat_state.h"
+#include "common/learn/models.h"
+#include "common/fed/partition.h"
 #include "server/model_store.h"
 #include "tests/test_support.h"
+#include "common/fed/config_load.h"
 
 #include <catch2/catch.hpp>
 

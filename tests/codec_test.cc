@@ -1,4 +1,4 @@
-#include "common/codec.h"
+#include "common/sparse/codec.h"
 
 #include <c10/util/BFloat16.h>
 #include <c10/util/Half.h>
@@ -14,9 +14,9 @@
 #include <string>
 #include <vector>
 
-#include "common/half.h"
-#include "common/index_codes.h"
-#include "common/varint.h"
+#include "common/sparse/half.h"
+#include "common/sparse/index_codes.h"
+#include "common/sparse/varint.h"
 
 namespace shefl {
 namespace {

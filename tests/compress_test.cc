@@ -1,5 +1,5 @@
-#include "common/compress.h"
-#include "common/schedule.h"
+#include "common/learn/compress.h"
+#include "common/fed/schedule.h"
 
 #include <ATen/ATen.h>
 
@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "common/codec.h"
+#include "common/sparse/codec.h"
 
 namespace shefl {
 namespace {

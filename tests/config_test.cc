@@ -1,4 +1,5 @@
-#include "common/config.h"
+#include "common/core/config.h"
+#include "common/fed/config_load.h"
 
 #include <catch2/catch.hpp>
 

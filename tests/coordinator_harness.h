@@ -21,9 +21,9 @@
 #include <utility>
 #include <vector>
 
-#include "common/codec.h"
-#include "common/schedule.h"
-#include "common/wire.h"
+#include "common/sparse/codec.h"
+#include "common/fed/schedule.h"
+#include "common/net/wire.h"
 #include "server/coordinator.h"
 #include "shefl.grpc.pb.h"
 #include "tests/test_support.h"

@@ -16,7 +16,7 @@
 #include <random>
 #include <thread>
 
-#include "common/failpoint.h"
+#include "common/core/failpoint.h"
 #include "tests/test_support.h"
 
 namespace shefl {

@@ -1,4 +1,4 @@
-#include "common/data.h"
+#include "common/data/data.h"
 
 #include <catch2/catch.hpp>
 #include <unistd.h>

@@ -12,8 +12,9 @@
 #include <regex>
 #include <set>
 
-#include "common/config.h"
+#include "common/core/config.h"
 #include "tests/test_support.h"
+#include "common/fed/config_load.h"
 
 namespace shefl {
 namespace {

@@ -12,9 +12,10 @@
 #include <set>
 #include <vector>
 
-#include "common/client_metrics.h"
-#include "common/config.h"
-#include "common/evaluate.h"
+#include "common/fed/client_metrics.h"
+#include "common/core/config.h"
+#include "common/learn/evaluate.h"
+#include "common/fed/config_load.h"
 
 #include <catch2/catch.hpp>
 

@@ -1,5 +1,5 @@
 // Ensemble metrics against hand-computed values, and personalised weights.
-#include "common/evaluate.h"
+#include "common/learn/evaluate.h"
 
 #include <ATen/Context.h>
 #include <ATen/Functions.h>

@@ -14,19 +14,20 @@
 #include <string>
 #include <vector>
 
-#include "common/client_metrics.h"
-#include "common/codec.h"
-#include "common/data.h"
-#include "common/flat_state.h"
-#include "common/models.h"
-#include "common/config.h"
-#include "common/fens_aggregators.h"
-#include "common/fens_split.h"
-#include "common/partition.h"
-#include "common/wire.h"
+#include "common/fed/client_metrics.h"
+#include "common/sparse/codec.h"
+#include "common/data/data.h"
+#include "common/learn/flat_state.h"
+#include "common/learn/models.h"
+#include "common/core/config.h"
+#include "common/learn/fens_aggregators.h"
+#include "common/fed/fens_split.h"
+#include "common/fed/partition.h"
+#include "common/net/wire.h"
 #include "server/fens_round.h"
 #include "server/model_store.h"
 #include "tests/coordinator_harness.h"
+#include "common/fed/config_load.h"
 
 #include <catch2/catch.hpp>
 

@@ -39,7 +39,7 @@
 #include <numeric>
 #include <random>
 
-#include "common/varint.h"
+#include "common/sparse/varint.h"
 
 namespace shefl {
 namespace {

@@ -4,7 +4,7 @@
 // aggregation weights from what the coordinator knows, and no non-finite
 // model ever published. Each refusal must leave the books untouched.
 #include "tests/coordinator_harness.h"
-#include "common/log.h"
+#include "common/core/log.h"
 
 #include <cfloat>
 #include <cmath>

@@ -1,9 +1,9 @@
-// The bit-level index codes (common/index_codes.h, common/bit_io.h) and
+// The bit-level index codes (common/sparse/index_codes.h, common/sparse/bit_io.h) and
 // the codec's formats built on them: Golomb-Rice, Elias-Fano and dense
 // beside varint gaps and bitmap. Round trips over edge cases, exact size
 // prediction, the choice of the smallest form, the budget bound, the
 // distance to the entropy floor, and a decoder that refuses by name.
-#include "common/index_codes.h"
+#include "common/sparse/index_codes.h"
 
 #include <catch2/catch.hpp>
 
@@ -13,9 +13,9 @@
 #include <string>
 #include <vector>
 
-#include "common/bit_io.h"
-#include "common/codec.h"
-#include "common/varint.h"
+#include "common/sparse/bit_io.h"
+#include "common/sparse/codec.h"
+#include "common/sparse/varint.h"
 
 namespace shefl {
 namespace {

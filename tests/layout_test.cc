@@ -1,6 +1,6 @@
-// Channels-last layout of the convolutional models (common/layout.h): the
+// Channels-last layout of the convolutional models (common/learn/layout.h): the
 // strides change, the values, the flat order and the outputs do not.
-#include "common/layout.h"
+#include "common/learn/layout.h"
 
 #include <ATen/Functions.h>
 #include <c10/core/GradMode.h>
@@ -8,8 +8,8 @@
 
 #include <catch2/catch.hpp>
 
-#include "common/flat_state.h"
-#include "common/models.h"
+#include "common/learn/flat_state.h"
+#include "common/learn/models.h"
 
 namespace shefl {
 namespace {

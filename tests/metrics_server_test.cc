@@ -3,7 +3,7 @@
 // (or its destructor) past its deadlines: 5 s to send a request head,
 // 8 KiB of head at most. Bounds are generous for a loaded 2-core machine
 // yet far below what a server that handles one peer at a time needs.
-#include "common/metrics_server.h"
+#include "common/net/metrics_server.h"
 
 #include <arpa/inet.h>
 #include <netinet/in.h>

@@ -1,5 +1,5 @@
 // The model registry, the flat state layout and device parsing.
-#include "common/models.h"
+#include "common/learn/models.h"
 
 #include <ATen/Functions.h>
 #include <ATen/Parallel.h>
@@ -7,8 +7,9 @@
 
 #include <catch2/catch.hpp>
 
-#include "common/device.h"
-#include "common/flat_state.h"
+#include "common/learn/device.h"
+#include "common/learn/flat_state.h"
+#include "common/core/model_catalog.h"
 
 namespace shefl {
 namespace {
@@ -210,6 +211,16 @@ TEST_CASE("ConfigureThreads sets torch's thread count") {
   CHECK(at::get_num_threads() == 1);
   CHECK(ConfigureThreads(0) >= 1);
   at::set_num_threads(before);
+}
+
+}  // namespace
+}  // namespace shefl
+
+namespace shefl {
+namespace {
+
+TEST_CASE("the model registry and the config loader's catalogue agree") {
+  CHECK(ModelNames() == ModelCatalog());
 }
 
 }  // namespace

@@ -1,4 +1,5 @@
-#include "common/partition.h"
+#include "common/fed/partition.h"
+#include "common/fed/config_load.h"
 
 #include <catch2/catch.hpp>
 

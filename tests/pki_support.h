@@ -14,8 +14,8 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
-#include "common/certs.h"
-#include "common/tls.h"
+#include "common/net/certs.h"
+#include "common/net/tls.h"
 #include "shefl.grpc.pb.h"
 #include "tests/test_support.h"
 

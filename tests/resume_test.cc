@@ -20,11 +20,14 @@ using namespace testing;
 
 constexpr int kRounds = 5;
 
-std::vector<std::string> Launch(const TempDir& dir, const std::string& out) {
-  return {BinDir() + "/shefl", "run", dir / "c.yaml", "--daemons", "2",
-          "--threads", "1", "--out", out, "--set",
-          "rounds=" + std::to_string(kRounds), "--set",
-          "train.local_steps=300"};
+std::vector<std::string> Launch(const TempDir& dir, const std::string& out,
+                                const std::vector<std::string>& sets = {}) {
+  std::vector<std::string> argv = {
+      BinDir() + "/shefl", "run", dir / "c.yaml", "--daemons", "2",
+      "--threads", "1", "--out", out, "--set",
+      "rounds=" + std::to_string(kRounds), "--set", "train.local_steps=300"};
+  for (const std::string& kv : sets) argv.insert(argv.end(), {"--set", kv});
+  return argv;
 }
 
 std::vector<std::string> Lines(const std::string& text) {
@@ -34,15 +37,17 @@ std::vector<std::string> Lines(const std::string& text) {
   return out;
 }
 
-TEST_CASE("a coordinator killed with -9 resumes to the same models") {
+// Runs kRounds straight and again with the coordinator killed after round
+// 2 and resumed; both must end with the same models.
+void CheckKillAndResume(const std::vector<std::string>& sets) {
   TempDir dir;
   WriteFile(dir / "c.yaml", SyntheticConfig());
-  auto straight = RunProcess(Launch(dir, dir / "straight"), 300);
+  auto straight = RunProcess(Launch(dir, dir / "straight", sets), 300);
   INFO(straight.output);
   REQUIRE(straight.exit_code == 0);
 
   const std::string run = dir / "killed";
-  const int launcher = Spawn(Launch(dir, run), dir / "launcher.log");
+  const int launcher = Spawn(Launch(dir, run, sets), dir / "launcher.log");
   REQUIRE(WaitUntil([&] { return ReadJsonl(run + "/rounds.jsonl").size() >= 2; },
                     240));
   const nlohmann::json endpoints = WaitForEndpoints(run, 2, 60);
@@ -82,6 +87,17 @@ TEST_CASE("a coordinator killed with -9 resumes to the same models") {
   auto a = nlohmann::json::parse(ReadFile(dir / "straight/summary.json"));
   auto b = nlohmann::json::parse(ReadFile(run + "/summary.json"));
   CHECK(a["model_sha256"] == b["model_sha256"]);
+}
+
+TEST_CASE("a coordinator killed with -9 resumes to the same models") {
+  CheckKillAndResume({});
+}
+
+// The server optimiser's state travels with the checkpoint: without it the
+// resumed momentum would restart at 0 and the models would differ.
+TEST_CASE("a run with server momentum resumes after kill -9 to the same models") {
+  CheckKillAndResume({"method=fedavgm", "model.num_models=1",
+                      "aggregation.rule=uniform"});
 }
 
 }  // namespace

@@ -1,4 +1,4 @@
-#include "common/rng.h"
+#include "common/core/rng.h"
 
 #include <catch2/catch.hpp>
 

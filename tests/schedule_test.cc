@@ -1,4 +1,4 @@
-#include "common/schedule.h"
+#include "common/fed/schedule.h"
 
 #include <catch2/catch.hpp>
 

@@ -1,4 +1,4 @@
-// Stacked members (common/stacked_members.h): M members as one computation
+// Stacked members (common/learn/stacked_members.h): M members as one computation
 // give each member's own forward and, trained, each member's own weights
 // (LocalTrain with the same batch order) up to float rounding.
 //
@@ -13,7 +13,8 @@
 // to 1e-4 relative (max |a - b| over max |b| of the flat state), which is
 // far below what one step moves them (checked: lr * gradient is 1e-3 or
 // more of the scale), so a wrong gradient or a wrong batch would fail.
-#include "common/stacked_members.h"
+#include "common/learn/stacked_members.h"
+#include "common/learn/stacked_train.h"
 
 #include <ATen/Context.h>
 #include <ATen/Functions.h>
@@ -22,8 +23,8 @@
 #include <catch2/catch.hpp>
 #include <numeric>
 
-#include "common/flat_state.h"
-#include "common/train.h"
+#include "common/learn/flat_state.h"
+#include "common/learn/train.h"
 
 namespace shefl {
 namespace {
@@ -193,8 +194,13 @@ TEST_CASE("stacked training equals separate trainings: mlp with Adam over two pa
 TEST_CASE("stacked training equals separate trainings: resnet18 with a folded lone sample") {
   // 8x8 images: the last block is 1x1, so a lone trailing sample (33 =
   // 2*16 + 1) cannot train and joins the batch before: 2 steps, not 3.
+  // BatchNorm over 1x1 maps amplifies the kernels' rounding: on an AMD
+  // EPYC (oneDNN's grouped convolutions there) member 1 ends 2.2e-3 apart
+  // after the 2 steps, while its weights moved by 0.35; 1e-4 held on the
+  // Intel machines before. The bound stays well under the movement.
   Dataset d = Images(33, 3, 8, 7);
-  CheckTrainsLikeSeparate("resnet18", d, 2, Config(), Params(0, 1));
+  CheckTrainsLikeSeparate("resnet18", d, 2, Config(), Params(0, 1),
+                          /*prox=*/false, /*tol=*/3e-3);
   auto m = Members("resnet18", d, 2);
   auto st = LocalTrainStacked(m, d, All(d), Config(), Params(0, 1));
   REQUIRE(st.ok());

@@ -3,9 +3,10 @@
 // [32,32,3,N] column-major and y [N,1] of 1..10, plain and inside
 // miCOMPRESSED zlib streams) and reads them back through LoadDataset.
 // LibTorch's headers (glog's CHECK) before Catch2's, which then wins.
-#include "common/config.h"
-#include "common/data.h"
-#include "common/data_svhn.h"
+#include "common/core/config.h"
+#include "common/data/data.h"
+#include "common/data/data_svhn.h"
+#include "common/fed/config_load.h"
 
 #include <catch2/catch.hpp>
 #include <unistd.h>

@@ -6,7 +6,7 @@
 
 #include <cstdio>
 
-#include "common/tls.h"
+#include "common/net/tls.h"
 #include "tests/pki_support.h"
 
 namespace shefl {

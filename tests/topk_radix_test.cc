@@ -4,7 +4,7 @@
 // k = 0, k = d; with the AVX2 pass and with the scalar one; NaN and Inf
 // refused on every path. Torch-free; TopK against the tensor-ops reference
 // is in compress_test.
-#include "common/radix_topk.h"
+#include "common/sparse/radix_topk.h"
 
 #include <catch2/catch.hpp>
 

@@ -1,8 +1,8 @@
-// The sample-threshold top-k (common/topk_threshold.h, the algorithm of
-// the CUDA top-k) against the exact TopK of common/compress.h: the same
+// The sample-threshold top-k (common/sparse/topk_threshold.h, the algorithm of
+// the CUDA top-k) against the exact TopK of common/learn/compress.h: the same
 // indices and values on random and adversarial inputs, whatever the sample
 // saw.
-#include "common/topk_threshold.h"
+#include "common/sparse/topk_threshold.h"
 
 #include <ATen/ATen.h>
 
@@ -13,8 +13,8 @@
 #include <string>
 #include <vector>
 
-#include "common/compress.h"
-#include "common/schedule.h"
+#include "common/learn/compress.h"
+#include "common/fed/schedule.h"
 
 namespace shefl {
 namespace {

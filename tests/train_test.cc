@@ -1,6 +1,7 @@
 // Local training: the loss goes down, FedProx pulls towards the global
 // model, and one seed gives bit-identical weights.
-#include "common/train.h"
+#include "common/learn/train.h"
+#include "common/learn/train_internal.h"
 
 #include <ATen/Context.h>
 #include <ATen/Functions.h>
@@ -11,7 +12,7 @@
 #include <cmath>
 #include <numeric>
 
-#include "common/flat_state.h"
+#include "common/learn/flat_state.h"
 
 namespace shefl {
 namespace {

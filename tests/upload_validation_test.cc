@@ -9,7 +9,7 @@
 
 #include <thread>
 
-#include "common/varint.h"
+#include "common/sparse/varint.h"
 
 namespace shefl {
 namespace {

@@ -1,0 +1,81 @@
+#include "common/core/flags.h"
+
+#include <csignal>
+#include <cstdio>
+#include <vector>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+
+namespace shefl {
+
+std::function<absl::Status(const std::string&)> SetString(std::string* out) {
+  return [out](const std::string& v) {
+    *out = v;
+    return absl::OkStatus();
+  };
+}
+
+std::function<absl::Status(const std::string&)> AppendString(
+    std::vector<std::string>* out) {
+  return [out](const std::string& v) {
+    out->push_back(v);
+    return absl::OkStatus();
+  };
+}
+
+std::function<absl::Status(const std::string&)> SetInt(const std::string& flag,
+                                                       int* out) {
+  return [flag, out](const std::string& v) {
+    if (!absl::SimpleAtoi(v, out))
+      return absl::InvalidArgumentError(
+          absl::StrCat(flag, " '", v, "': expected a whole number"));
+    return absl::OkStatus();
+  };
+}
+
+std::function<absl::Status(const std::string&)> SetSeconds(
+    const std::string& flag, double* out) {
+  return [flag, out](const std::string& v) {
+    double s = 0;
+    if (!absl::SimpleAtod(v, &s) || !(s >= 0) || s > 86400)
+      return absl::InvalidArgumentError(absl::StrCat(
+          flag, " '", v, "': expected seconds between 0 and 86400"));
+    *out = s;
+    return absl::OkStatus();
+  };
+}
+
+int RunMain(int argc, char** argv, const std::string& program,
+            const std::string& usage, const FlagSetters& setters,
+            const std::function<absl::Status()>& run, void (*stop)(int),
+            const FlagSwitches& switches) {
+  auto fail = [&](const std::string& error, int code) {
+    std::fprintf(stderr, "%s: %s\n", program.c_str(), error.c_str());
+    if (code == 2) std::fputs(usage.c_str(), stderr);
+    return code;
+  };
+  for (int i = 1; i < argc; ++i) {
+    const std::string flag = argv[i];
+    if (flag == "--help" || flag == "-h") {
+      std::fputs(usage.c_str(), stdout);
+      return 0;
+    }
+    if (auto sw = switches.find(flag); sw != switches.end()) {
+      *sw->second = true;
+      continue;
+    }
+    auto it = setters.find(flag);
+    if (it == setters.end()) return fail("unknown flag " + flag, 2);
+    if (i + 1 >= argc) return fail(flag + " needs a value", 2);
+    if (auto st = it->second(argv[++i]); !st.ok())
+      return fail(std::string(st.message()), 2);
+  }
+  std::signal(SIGTERM, stop);
+  std::signal(SIGINT, stop);
+  if (absl::Status st = run(); !st.ok())
+    return fail(std::string(st.message()), 1);
+  return 0;
+}
+
+}  // namespace shefl

@@ -1,0 +1,173 @@
+#include "common/fed/config_load.h"
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "common/core/model_catalog.h"
+#include "common/fed/capacity.h"
+#include "common/fed/methods/registry.h"
+
+namespace shefl {
+namespace {
+
+// Presets and refusals every method shares, read from its traits.
+void ResolveByTraits(const MethodTraits& t, ConfigResolution& r) {
+  ExperimentConfig& c = r.config();
+  if (!c.clients.hpc_capacity.empty()) {
+    if (!t.capacity_levels) {
+      r.Refuse("clients.hpc_capacity",
+               absl::StrCat("capacity levels are SHEFL's HPCs'; method ",
+                            c.method, " has none (hasa allocates its own "
+                            "capacities: see hasa.*)"),
+               {"method"});
+    } else if (auto levels = ParseCapacityLevels(c.clients.hpc_capacity,
+                                                 c.model.num_models);
+               !levels.ok()) {
+      r.Refuse("clients.hpc_capacity",
+               std::string(levels.status().message())
+                   .substr(std::string("key 'clients.hpc_capacity': ").size()),
+               {"model.num_models"});
+    }
+  }
+  // The papers' baselines upload dense deltas; top-k is theirs only when
+  // asked for (section 2, "Baselines in the same runtime").
+  if (!r.IsSet("compression.density"))
+    c.compression.density = t.default_density;
+  // A byte budget decides k by itself. The method's default density may
+  // stand beside it (the resolved config writes both and must load again);
+  // any other density contradicts it.
+  if (c.compression.budget_bytes > 0 &&
+      c.compression.density != t.default_density)
+    r.Refuse("compression.budget_bytes",
+             absl::StrCat("a byte budget decides k, but compression.density "
+                          "is also set (", c.compression.density,
+                          "); give one or the other"),
+             {"compression.density"});
+  if (t.assignment != Assignment::kTiers)
+    r.Pin("aggregation.rule", "uniform",
+          absl::StrCat("method ", c.method,
+                       " has no tiers; only 'uniform' applies"));
+}
+
+// The cohort against the clients there are.
+void CheckCohort(bool tiered, ConfigResolution& r) {
+  const ClientsConfig& cl = r.config().clients;
+  if (cl.num_hpc > cl.num_clients)
+    return r.Refuse("clients.num_hpc",
+                    absl::StrCat(cl.num_hpc, " HPCs but only ",
+                                 cl.num_clients, " clients"),
+                    {"clients.num_clients"});
+  if (cl.per_round_hpc + cl.per_round_lpc == 0)
+    return r.Refuse("clients.per_round_lpc",
+                    "the cohort is empty (per_round_hpc + per_round_lpc = 0)",
+                    {"clients.per_round_hpc"});
+  if (tiered) {
+    if (cl.per_round_hpc > cl.num_hpc)
+      return r.Refuse("clients.per_round_hpc",
+                      absl::StrCat(cl.per_round_hpc, " per round but only ",
+                                   cl.num_hpc, " HPCs"),
+                      {"clients.num_hpc", "clients.num_clients"});
+    if (cl.per_round_lpc > cl.num_clients - cl.num_hpc)
+      return r.Refuse("clients.per_round_lpc",
+                      absl::StrCat(cl.per_round_lpc, " per round but only ",
+                                   cl.num_clients - cl.num_hpc, " LPCs"),
+                      {"clients.num_hpc", "clients.num_clients"});
+  } else if (cl.per_round_hpc + cl.per_round_lpc > cl.num_clients) {
+    return r.Refuse("clients.per_round_lpc",
+                    "cohort larger than clients.num_clients",
+                    {"clients.per_round_hpc", "clients.num_clients"});
+  }
+  if (cl.min_connected > cl.num_clients)
+    r.Refuse("clients.min_connected",
+             absl::StrCat(cl.min_connected, " but only ", cl.num_clients,
+                          " clients"),
+             {"clients.num_clients"});
+}
+
+// Training, evaluation and partition keys against each other.
+void CheckTrainingAndData(ConfigResolution& r) {
+  ExperimentConfig& c = r.config();
+  if (c.train.hpc_local_epochs > 0 && c.clients.num_hpc == 0)
+    r.Refuse("train.hpc_local_epochs",
+             "clients.num_hpc is 0: no client is an HPC", {"clients.num_hpc"});
+  if (c.partition.scheme == "own") {
+    // The coordinator rebuilds every shard from the seed to simulate the
+    // clients' own evaluation (server/client_evaluator.h): not with 'own'.
+    for (const char* key : {"eval.client_holdout", "eval.gamma"}) {
+      const double v = std::string(key) == "eval.gamma" ? c.eval.gamma
+                                                        : c.eval.client_holdout;
+      if (v > 0)
+        r.Refuse(key,
+                 "the coordinator computes it from each client's shard, "
+                 "which it cannot know under partition.scheme 'own'",
+                 {"partition.scheme"});
+    }
+  }
+  if (c.train.local_steps == 0 && c.train.local_epochs == 0)
+    r.Refuse("train.local_epochs",
+             "0 epochs and 0 steps: nothing would be trained",
+             {"train.local_steps"});
+  // 000's pathological recipe: s = 4 shards a client, 20 for CIFAR-100,
+  // and S = N * s shards (400 for its 100 clients) so every client gets
+  // exactly s shards of equal size.
+  const int64_t n = c.clients.num_clients;
+  if (!r.IsSet("partition.shards_per_client"))
+    c.partition.shards_per_client = c.data.dataset == "cifar100" ? 20 : 4;
+  if (!r.IsSet("partition.shards"))
+    c.partition.shards = c.partition.shards_per_client * n;
+  if (c.partition.scheme == "shards" &&
+      c.partition.shards < c.partition.shards_per_client * n)
+    r.Refuse("partition.shards",
+             absl::StrCat(c.partition.shards, " shards cannot give ", n,
+                          " clients ", c.partition.shards_per_client, " each"),
+             {"partition.shards_per_client", "clients.num_clients"});
+}
+
+absl::Status CheckNames(const ParsedConfig& p) {
+  const ExperimentConfig& c = p.config;
+  auto where = [&](const char* key) {
+    auto it = p.origins.find(key);
+    return it == p.origins.end() ? p.source : it->second;
+  };
+  if (auto m = FindMethod(c.method); !m.ok())
+    return absl::InvalidArgumentError(absl::StrCat(
+        where("method"), ": key 'method': ", m.status().message()));
+  if (!IsKnownModel(c.model.name))
+    return absl::InvalidArgumentError(absl::StrCat(
+        where("model.name"), ": key 'model.name': '", c.model.name,
+        "' is not one of: ", absl::StrJoin(ModelCatalog(), ", ")));
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<ExperimentConfig> ParseConfigWithOverrides(
+    const std::string& yaml_text, const std::string& source,
+    const std::vector<std::string>& overrides) {
+  auto parsed = ParseConfigKeys(yaml_text, source, overrides);
+  if (!parsed.ok()) return parsed.status();
+  if (absl::Status st = CheckNames(*parsed); !st.ok()) return st;
+  const Method* method = *FindMethod(parsed->config.method);
+  const MethodTraits traits = method->traits();
+  ConfigResolution r(&*parsed);
+  method->Resolve(r);
+  ResolveByTraits(traits, r);
+  if (absl::Status st = r.Result(); !st.ok()) return st;
+  CheckCohort(traits.assignment == Assignment::kTiers, r);
+  CheckTrainingAndData(r);
+  if (absl::Status st = r.Result(); !st.ok()) return st;
+  return std::move(parsed->config);
+}
+
+absl::StatusOr<ExperimentConfig> ParseConfig(const std::string& yaml_text,
+                                             const std::string& source) {
+  return ParseConfigWithOverrides(yaml_text, source, {});
+}
+
+absl::StatusOr<ExperimentConfig> LoadConfig(
+    const std::string& path, const std::vector<std::string>& overrides) {
+  auto text = ReadConfigText(path);
+  if (!text.ok()) return text.status();
+  return ParseConfigWithOverrides(*text, path, overrides);
+}
+
+}  // namespace shefl

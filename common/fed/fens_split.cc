@@ -1,0 +1,78 @@
+#include "common/fed/fens_split.h"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+#include "common/fed/partition.h"
+#include "common/core/rng.h"
+#include "common/fed/methods/registry.h"
+
+namespace shefl {
+namespace {
+
+// A tag of the partition purpose that no partition scheme uses (theirs
+// are 1-4), so the proxy draw never shares a stream with a partition.
+constexpr uint64_t kTagFensProxy = 0xFE45;
+
+// labels[rest[i]] for every i: the partition sees only the non-proxy rows.
+std::vector<int64_t> RestLabels(const std::vector<int64_t>& labels,
+                                const std::vector<int64_t>& rest) {
+  std::vector<int64_t> out;
+  out.reserve(rest.size());
+  for (int64_t i : rest) out.push_back(labels[i]);
+  return out;
+}
+
+}  // namespace
+
+ProxySplit SplitProxy(int64_t n, double fraction, uint64_t seed) {
+  std::vector<int64_t> order(n);
+  std::iota(order.begin(), order.end(), 0);
+  auto rng = MakeRng(seed, SeedPurpose::kPartition,
+                     {kTagFensProxy, static_cast<uint64_t>(n)});
+  Shuffle(order, rng);
+  const auto k = static_cast<int64_t>(std::llround(fraction * n));
+  ProxySplit s;
+  s.proxy.assign(order.begin(), order.begin() + std::clamp<int64_t>(k, 0, n));
+  s.rest.assign(order.begin() + s.proxy.size(), order.end());
+  std::sort(s.proxy.begin(), s.proxy.end());
+  std::sort(s.rest.begin(), s.rest.end());
+  return s;
+}
+
+absl::StatusOr<std::vector<int64_t>> TrainingIndices(
+    const ExperimentConfig& config, const std::vector<int64_t>& labels,
+    int64_t num_classes, int64_t client_id) {
+  const int64_t n_clients = config.clients.num_clients;
+  if (TraitsOf(config.method).round_shape != RoundShape::kOneShot)
+    return ClientIndices(config.partition, labels, num_classes, n_clients,
+                         client_id, config.seed);
+  const ProxySplit split = SplitProxy(static_cast<int64_t>(labels.size()),
+                                      config.fens.proxy_fraction, config.seed);
+  auto idx = ClientIndices(config.partition, RestLabels(labels, split.rest),
+                           num_classes, n_clients, client_id, config.seed);
+  if (!idx.ok()) return idx.status();
+  // rest is ascending, so mapped positions stay ascending.
+  for (int64_t& i : *idx) i = split.rest[i];
+  return idx;
+}
+
+absl::StatusOr<std::vector<std::vector<int64_t>>> AllTrainingIndices(
+    const ExperimentConfig& config, const std::vector<int64_t>& labels,
+    int64_t num_classes) {
+  const int64_t n_clients = config.clients.num_clients;
+  if (TraitsOf(config.method).round_shape != RoundShape::kOneShot)
+    return Partition(config.partition, labels, num_classes, n_clients,
+                     config.seed);
+  const ProxySplit split = SplitProxy(static_cast<int64_t>(labels.size()),
+                                      config.fens.proxy_fraction, config.seed);
+  auto all = Partition(config.partition, RestLabels(labels, split.rest),
+                       num_classes, n_clients, config.seed);
+  if (!all.ok()) return all.status();
+  for (auto& client : *all)
+    for (int64_t& i : client) i = split.rest[i];
+  return all;
+}
+
+}  // namespace shefl

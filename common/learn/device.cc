@@ -1,0 +1,57 @@
+#include "common/learn/device.h"
+
+#include <ATen/Parallel.h>
+#include <dlfcn.h>
+#include <torch/cuda.h>
+
+#include <thread>
+
+#include "absl/status/status.h"
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+
+namespace shefl {
+
+bool CudaAvailable() { return torch::cuda::is_available(); }
+
+absl::StatusOr<c10::Device> ResolveDevice(const std::string& spec) {
+  if (spec == "cpu") return c10::Device(c10::kCPU);
+  if (spec == "auto") {
+    return CudaAvailable() ? c10::Device(c10::kCUDA, 0)
+                           : c10::Device(c10::kCPU);
+  }
+  int index = 0;
+  if (spec != "cuda") {
+    if (!absl::StartsWith(spec, "cuda:") ||
+        !absl::SimpleAtoi(spec.substr(5), &index) || index < 0) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("device '", spec, "' is not auto, cpu, cuda or cuda:N"));
+    }
+  }
+  if (!CudaAvailable()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("device '", spec, "': CUDA is not available"));
+  }
+  const int count = static_cast<int>(torch::cuda::device_count());
+  if (index >= count) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("device '", spec, "': only ", count, " CUDA device(s)"));
+  }
+  return c10::Device(c10::kCUDA, static_cast<c10::DeviceIndex>(index));
+}
+
+int ConfigureThreads(int torch_threads) {
+  using SetThreads = void (*)(int);
+  if (void* sym = dlsym(RTLD_DEFAULT, "openblas_set_num_threads")) {
+    reinterpret_cast<SetThreads>(sym)(1);
+  }
+  if (torch_threads <= 0) {
+    torch_threads = static_cast<int>(std::thread::hardware_concurrency());
+    if (torch_threads <= 0) torch_threads = 1;
+  }
+  at::set_num_threads(torch_threads);
+  return torch_threads;
+}
+
+}  // namespace shefl

@@ -1,0 +1,34 @@
+#include "common/net/keepalive.h"
+
+#include <grpc/grpc.h>
+#include <grpcpp/resource_quota.h>
+
+namespace shefl {
+
+void AddClientKeepalive(grpc::ChannelArguments* args) {
+  args->SetInt(GRPC_ARG_KEEPALIVE_TIME_MS, kKeepaliveTimeMs);
+  args->SetInt(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, kKeepaliveTimeoutMs);
+  args->SetInt(GRPC_ARG_KEEPALIVE_PERMIT_WITHOUT_CALLS, 1);
+  args->SetInt(GRPC_ARG_HTTP2_MAX_PINGS_WITHOUT_DATA, 0);
+}
+
+void AddServerKeepaliveAndLimits(grpc::ServerBuilder* builder) {
+  builder->AddChannelArgument(GRPC_ARG_KEEPALIVE_TIME_MS, kKeepaliveTimeMs);
+  builder->AddChannelArgument(GRPC_ARG_KEEPALIVE_TIMEOUT_MS,
+                              kKeepaliveTimeoutMs);
+  builder->AddChannelArgument(GRPC_ARG_KEEPALIVE_PERMIT_WITHOUT_CALLS, 1);
+  builder->AddChannelArgument(GRPC_ARG_HTTP2_MAX_PINGS_WITHOUT_DATA, 0);
+  // Daemons ping every kKeepaliveTimeMs; allow that and a little more.
+  builder->AddChannelArgument(
+      GRPC_ARG_HTTP2_MIN_RECV_PING_INTERVAL_WITHOUT_DATA_MS,
+      kKeepaliveTimeMs / 2);
+  // A daemon needs its feed, one download or upload at a time, and the
+  // odd probe; 32 streams per connection leave room and stop a flood.
+  builder->AddChannelArgument(GRPC_ARG_MAX_CONCURRENT_STREAMS, 32);
+  grpc::ResourceQuota quota("shefl-coordinator");
+  quota.SetMaxThreads(512);        // the sync server's handler threads
+  quota.Resize(size_t{1} << 30);   // gRPC's buffers, 1 GiB at most
+  builder->SetResourceQuota(quota);
+}
+
+}  // namespace shefl
