@@ -19,7 +19,7 @@ AggregationConfig Cfg(const std::string& kind) {
   return c;
 }
 
-TEST_CASE("none adds the step; momentum carries v = mu v + delta") {
+TEST_CASE("none adds the step, momentum carries v = mu v + delta") {
   auto none = ServerOptimizer::Create(Cfg("none"), 1, 2);
   REQUIRE(none.ok());
   CHECK_FALSE(none->active());
@@ -50,7 +50,7 @@ TEST_CASE("adam normalises the step by the second moment") {
   CHECK(w[0] == Approx(0.1 * 0.2 / (0.2 + 1e-3)).epsilon(1e-5));
 }
 
-TEST_CASE("the state survives a save and load; another round is refused") {
+TEST_CASE("the state survives a save and load, another round is refused") {
   shefl::testing::TempDir dir;
   const std::string path = dir / "opt.bin";
   auto a = ServerOptimizer::Create(Cfg("adam"), 2, 3);
