@@ -1,5 +1,6 @@
 // Live progress of a run: follows rounds.jsonl as the coordinator appends
 // to it, and formats one line per finished round and the closing summary.
+// Not thread-safe: one tailer per reader.
 #ifndef SHEFL_CLI_PROGRESS_H_
 #define SHEFL_CLI_PROGRESS_H_
 

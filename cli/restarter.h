@@ -2,6 +2,7 @@
 // client that vanishes costs its round's update, nothing else): after a
 // backoff of 1 s doubling to 30 s, at most `max_restarts` times per daemon,
 // so a daemon that cannot start still ends the run with its log.
+// Not thread-safe: the launcher's supervising loop drives it.
 #ifndef SHEFL_CLI_RESTARTER_H_
 #define SHEFL_CLI_RESTARTER_H_
 

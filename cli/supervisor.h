@@ -1,6 +1,8 @@
 // The launcher's children as one group: started by name, watched together,
 // and torn down together, so that no path out of `shefl run` (success,
 // a failed child, Ctrl-C) leaves a process behind.
+// Not thread-safe: the launcher's main thread drives it (a signal handler
+// only sets its stop flag).
 #ifndef SHEFL_CLI_SUPERVISOR_H_
 #define SHEFL_CLI_SUPERVISOR_H_
 

@@ -25,6 +25,7 @@
 #include "common/net/wire.h"
 #include "common/fed/config_load.h"
 #include "common/fed/methods/registry.h"
+#include "common/core/mutex.h"
 
 namespace shefl {
 
@@ -230,7 +231,7 @@ void Daemon::EnqueueTask(v1::Task task) {
   for (const v1::ModelTask& mt : shared->models())
     models_.Expect(mt.model_id(), mt.model_version(), shared->client_id());
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     for (int i = 0; i < shared->models_size(); ++i) {
       Work w;
       w.task = shared;
@@ -251,7 +252,7 @@ void Daemon::EnqueueTask(v1::Task task) {
 
 void Daemon::Enqueue(Work w) {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     work_.push_back(std::move(w));
   }
   cv_.notify_all();

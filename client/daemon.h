@@ -4,6 +4,8 @@
 // streams the compressed deltas back. It reconnects with exponential
 // backoff and jitter when the coordinator goes away and exits when the
 // coordinator says the run is over.
+// Thread-safe: its feed, heartbeat and task threads share state under mu_
+// (each guarded field says so, checked by clang).
 #ifndef SHEFL_CLIENT_DAEMON_H_
 #define SHEFL_CLIENT_DAEMON_H_
 
@@ -29,6 +31,7 @@
 #include "common/net/accounting.h"
 #include "common/net/tls.h"
 #include "shefl.grpc.pb.h"
+#include "common/core/mutex.h"
 
 namespace shefl {
 
@@ -101,8 +104,8 @@ class Daemon {
   void WorkLoop(v1::Coordinator::Stub* stub, int slot);
   void EnqueueTask(v1::Task task);
   // Writes the lines of ended rounds whose items are all done. Caller holds mu_.
-  void FlushRoundEndsLocked();
-  int InFlightUpToLocked(int64_t round) const;
+  void FlushRoundEndsLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  int InFlightUpToLocked(int64_t round) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void RunModel(v1::Coordinator::Stub& stub, const Work& w, int slot);
   void FinishItem(const Work& w, bool sent, double loss);
   void HeartbeatLoop(v1::Coordinator::Stub* stub, grpc::ClientContext* feed_ctx);
@@ -115,7 +118,7 @@ class Daemon {
                       const absl::Status& sent);
   void Book(int64_t round, int64_t client, int64_t model, Direction dir,
             Traffic kind, uint64_t bytes);
-  void WriteRoundLine(int64_t round);
+  void WriteRoundLine(int64_t round) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);  // caller holds mu_
   void BookFeedRequest(const v1::TaskFeedRequest& req);
   // A model transfer: the bytes it counts for the clients it served, and
   // the bytes that crossed the wire (requests up, chunks down).
@@ -139,18 +142,19 @@ class Daemon {
   ByteLedger ledger_;
   ModelCache models_;  // each model version fetched once for all clients
 
-  std::mutex mu_;
-  std::condition_variable cv_;
-  std::deque<Work> work_;                   // guarded by mu_
-  std::map<int64_t, int> in_flight_;        // round -> items running; mu_
-  std::deque<int64_t> ended_rounds_;        // lines not yet written; mu_
-  std::map<int64_t, double> train_seconds_; // round -> sum; guarded by mu_
+  Mutex mu_;
+  std::condition_variable_any cv_;
+  std::deque<Work> work_ ABSL_GUARDED_BY(mu_);
+  std::map<int64_t, int> in_flight_ ABSL_GUARDED_BY(mu_);  // round -> items
+  // Rounds whose lines are not yet written.
+  std::deque<int64_t> ended_rounds_ ABSL_GUARDED_BY(mu_);
+  std::map<int64_t, double> train_seconds_ ABSL_GUARDED_BY(mu_);  // by round
   // Samples trained on (shard size x passes over it), by round: the work
-  // done, to compare rounds that sampled different clients; mu_.
-  std::map<int64_t, uint64_t> train_samples_;
-  std::map<int64_t, DownloadBytes> downloads_;  // by round; guarded by mu_
+  // done, to compare rounds that sampled different clients.
+  std::map<int64_t, uint64_t> train_samples_ ABSL_GUARDED_BY(mu_);
+  std::map<int64_t, DownloadBytes> downloads_ ABSL_GUARDED_BY(mu_);  // by round
   int workers_ = 1;                         // tasks at once
-  bool session_over_ = false;
+  bool session_over_ ABSL_GUARDED_BY(mu_) = false;
   // When the feed last said something (steady clock, ns): the heartbeat
   // speaks only into a silence.
   std::atomic<int64_t> last_heard_ns_{0};

@@ -17,6 +17,7 @@
 #include "common/net/label_counts.h"
 #include "common/core/log.h"
 #include "common/net/wire.h"
+#include "common/core/mutex.h"
 
 namespace shefl {
 
@@ -112,7 +113,7 @@ absl::StatusOr<Daemon::SessionEnd> Daemon::Session(
   auto reader = stub.TaskFeed(&feed_ctx, feed_req);
   BookFeedRequest(feed_req);
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     session_over_ = false;
   }
   SetState(State::kIdle);
@@ -156,14 +157,14 @@ absl::StatusOr<Daemon::SessionEnd> Daemon::Session(
   if (!shutdown) feed_ctx.TryCancel();
   reader->Finish();
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     session_over_ = true;
   }
   cv_.notify_all();
   for (std::thread& w : workers) w.join();
   beat.join();
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     FlushRoundEndsLocked();
   }
   SetState(State::kDisconnected);
@@ -180,7 +181,7 @@ void Daemon::HeartbeatLoop(v1::Coordinator::Stub* stub,
                            grpc::ClientContext* feed_ctx) {
   if (o_.heartbeat_s <= 0) return;
   const auto every = static_cast<int64_t>(o_.heartbeat_s * 1e9);
-  std::unique_lock<std::mutex> lock(mu_);
+  UniqueLock lock(mu_);
   while (!session_over_) {
     cv_.wait_for(lock, std::chrono::milliseconds(200));
     if (session_over_ || SteadyNs() - last_heard_ns_ < every) continue;
@@ -212,8 +213,10 @@ void Daemon::WorkLoop(v1::Coordinator::Stub* stub, int slot) {
   for (;;) {
     Work w;
     {
-      std::unique_lock<std::mutex> lock(mu_);
-      cv_.wait(lock, [&] { return !work_.empty() || session_over_; });
+      UniqueLock lock(mu_);
+      cv_.wait(lock, [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+        return !work_.empty() || session_over_;
+      });
       if (work_.empty()) return;
       w = std::move(work_.front());
       work_.pop_front();
@@ -228,7 +231,7 @@ void Daemon::WorkLoop(v1::Coordinator::Stub* stub, int slot) {
     }
     RunModel(*stub, w, slot);
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      MutexLock lock(mu_);
       const int64_t round = w.task->round();
       if (--in_flight_[round] == 0) in_flight_.erase(round);
       if (in_flight_.empty()) SetState(State::kIdle);

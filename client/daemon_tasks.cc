@@ -16,6 +16,7 @@
 #include "common/core/log.h"
 #include "common/core/resources.h"
 #include "common/net/wire.h"
+#include "common/core/mutex.h"
 
 namespace shefl {
 
@@ -66,7 +67,7 @@ void Daemon::RunModel(v1::Coordinator::Stub& stub, const Work& w, int slot) {
   if (!update.ok()) return fail("", update.status());
   train_histogram_->Observe(update->train_seconds);
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     train_seconds_[task.round()] += update->train_seconds;
     const TaskSettings ts = SettingsOf(task);
     train_samples_[task.round()] +=
@@ -85,7 +86,7 @@ void Daemon::FinishItem(const Work& w, bool sent, double loss) {
   TaskProgress& p = *w.progress;
   std::string line;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     p.sent += sent ? 1 : 0;
     p.loss += sent ? loss : 0;
     if (--p.remaining > 0) return;
@@ -224,7 +225,7 @@ absl::Status Daemon::Upload(v1::Coordinator::Stub& stub, const v1::Task& task,
 
 void Daemon::BookDownload(int64_t round, const DownloadBytes& b) {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     DownloadBytes& sum = downloads_[round];
     sum.logical_up += b.logical_up;
     sum.logical_down += b.logical_down;

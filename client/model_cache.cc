@@ -1,4 +1,5 @@
 #include "client/model_cache.h"
+#include "common/core/mutex.h"
 
 namespace shefl {
 
@@ -13,7 +14,7 @@ ModelCache::Entry* ModelCache::EntryFor(int64_t model, uint64_t version) {
 }
 
 void ModelCache::Expect(int64_t model, uint64_t version, int64_t client) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   if (Entry* e = EntryFor(model, version)) e->expected.insert(client);
 }
 
@@ -25,7 +26,7 @@ absl::StatusOr<ModelCache::Weights> ModelCache::Get(int64_t model,
   std::vector<int64_t> also_for;
   Result served;  // set when another fetch covers this client
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     Entry* e = EntryFor(model, version);
     if (e != nullptr) {  // else a stale version: fetched alone, not kept
       if (auto it = e->covered.find(client); it != e->covered.end()) {
@@ -47,7 +48,7 @@ absl::StatusOr<ModelCache::Weights> ModelCache::Get(int64_t model,
   if (!out.ok()) {
     // A failed fetch is not kept: whoever needs the version next fetches
     // again (those waiting on this one get its error).
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     if (Entry* e = EntryFor(model, version)) {
       e->covered.erase(client);
       for (int64_t c : also_for) e->covered.erase(c);
@@ -58,12 +59,12 @@ absl::StatusOr<ModelCache::Weights> ModelCache::Get(int64_t model,
 }
 
 void ModelCache::Clear() {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   by_model_.clear();
 }
 
 int64_t ModelCache::fetches() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   return fetches_;
 }
 

@@ -8,6 +8,7 @@
 //
 // Only the newest version of each model is kept: a task for an older one
 // is stale and fetched on its own (the coordinator will refuse it).
+// Thread-safe: every method takes mu_.
 #ifndef SHEFL_CLIENT_MODEL_CACHE_H_
 #define SHEFL_CLIENT_MODEL_CACHE_H_
 
@@ -21,6 +22,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "common/core/mutex.h"
 
 namespace shefl {
 
@@ -58,11 +60,11 @@ class ModelCache {
   };
   // The entry for `version`, reset when a newer version arrives; null for
   // an older one.
-  Entry* EntryFor(int64_t model, uint64_t version);
+  Entry* EntryFor(int64_t model, uint64_t version) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
-  mutable std::mutex mu_;
-  std::map<int64_t, Entry> by_model_;  // guarded by mu_
-  int64_t fetches_ = 0;                // guarded by mu_
+  mutable Mutex mu_;
+  std::map<int64_t, Entry> by_model_ ABSL_GUARDED_BY(mu_);
+  int64_t fetches_ ABSL_GUARDED_BY(mu_) = 0;
 };
 
 }  // namespace shefl

@@ -14,6 +14,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/core/durable_file.h"
+#include "common/core/mutex.h"
 
 namespace shefl {
 
@@ -77,7 +78,7 @@ absl::Status ResidualBook::Load(int* loaded) {
   if (!d)
     return absl::InternalError(absl::StrCat("cannot read ", dir_, ": ",
                                             std::strerror(errno)));
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   while (const dirent* e = ::readdir(d.get())) {
     long long client = 0, model = 0;
     int used = 0;
@@ -97,7 +98,7 @@ absl::Status ResidualBook::Load(int* loaded) {
 }
 
 at::Tensor ResidualBook::InForce(int64_t client, int64_t model, int64_t round) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   auto it = book_.find({client, model});
   if (it == book_.end()) return at::Tensor();
   auto& rounds = it->second;
@@ -115,7 +116,7 @@ at::Tensor ResidualBook::InForce(int64_t client, int64_t model, int64_t round) {
 
 void ResidualBook::Stage(int64_t client, int64_t model, int64_t round,
                          at::Tensor residual) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   book_[{client, model}][round] = std::move(residual);
 }
 
@@ -123,7 +124,7 @@ absl::Status ResidualBook::Commit(int64_t client, int64_t model,
                                   int64_t round) {
   at::Tensor residual;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     auto it = book_.find({client, model});
     if (it == book_.end() || !it->second.count(round))
       return absl::NotFoundError(absl::StrCat("no residual of client ", client,
@@ -137,7 +138,7 @@ absl::Status ResidualBook::Commit(int64_t client, int64_t model,
 }
 
 void ResidualBook::Discard(int64_t client, int64_t model, int64_t round) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   auto it = book_.find({client, model});
   if (it == book_.end()) return;
   it->second.erase(round);
@@ -145,13 +146,13 @@ void ResidualBook::Discard(int64_t client, int64_t model, int64_t round) {
 }
 
 at::Tensor ResidualBook::Newest(int64_t client, int64_t model) const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   auto it = book_.find({client, model});
   return it == book_.end() ? at::Tensor() : it->second.rbegin()->second;
 }
 
 size_t ResidualBook::size() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   return book_.size();
 }
 

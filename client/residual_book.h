@@ -9,6 +9,7 @@
 // never interrupted (the coordinator may go back one round past a round it
 // has handed out, so the residual before the newest is kept). Residuals the coordinator accepted are written to the
 // daemon's state folder, so a restarted daemon starts from them.
+// Thread-safe: every method takes mu_.
 #ifndef SHEFL_CLIENT_RESIDUAL_BOOK_H_
 #define SHEFL_CLIENT_RESIDUAL_BOOK_H_
 
@@ -21,6 +22,7 @@
 #include <ATen/core/Tensor.h>
 
 #include "absl/status/status.h"
+#include "common/core/mutex.h"
 
 namespace shefl {
 
@@ -56,8 +58,9 @@ class ResidualBook {
 
   const std::string dir_;
   const uint64_t fingerprint_;
-  mutable std::mutex mu_;
-  std::map<Key, std::map<int64_t, at::Tensor>> book_;  // round -> residual
+  mutable Mutex mu_;
+  // round -> residual
+  std::map<Key, std::map<int64_t, at::Tensor>> book_ ABSL_GUARDED_BY(mu_);
 };
 
 // FNV-1a of `text`: the fingerprint of a run's config.

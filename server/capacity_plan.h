@@ -9,6 +9,7 @@
 // last allocation used (normally once: the run starts with every client
 // connected, and a client's report precedes its first task). A client with
 // no histogram yet trains B * M models a round.
+// Thread-compatible: the round loop alone calls it.
 #ifndef SHEFL_SERVER_CAPACITY_PLAN_H_
 #define SHEFL_SERVER_CAPACITY_PLAN_H_
 

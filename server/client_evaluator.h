@@ -19,6 +19,7 @@
 //   acc_i       = accuracy on V_i of the uniform ensemble, and of the
 //                 alpha_i-weighted ensemble when gamma > 0
 // summarised over the clients with a non-empty V_i (mean, worst, p10).
+// Thread-compatible: the record thread alone calls it.
 #ifndef SHEFL_SERVER_CLIENT_EVALUATOR_H_
 #define SHEFL_SERVER_CLIENT_EVALUATOR_H_
 

@@ -9,12 +9,13 @@
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "common/core/log.h"
+#include "common/core/mutex.h"
 
 namespace shefl {
 
 void FeedQueue::Push(v1::FeedMessage m) {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     if (closed_) return;
     queue_.push_back(std::move(m));
   }
@@ -22,8 +23,10 @@ void FeedQueue::Push(v1::FeedMessage m) {
 }
 
 std::optional<v1::FeedMessage> FeedQueue::Pop(std::chrono::milliseconds t) {
-  std::unique_lock<std::mutex> lock(mu_);
-  cv_.wait_for(lock, t, [&] { return !queue_.empty() || closed_; });
+  UniqueLock lock(mu_);
+  cv_.wait_for(lock, t, [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    return !queue_.empty() || closed_;
+  });
   if (queue_.empty()) return std::nullopt;
   v1::FeedMessage m = std::move(queue_.front());
   queue_.pop_front();
@@ -32,14 +35,14 @@ std::optional<v1::FeedMessage> FeedQueue::Pop(std::chrono::milliseconds t) {
 
 void FeedQueue::Close() {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     closed_ = true;
   }
   cv_.notify_all();
 }
 
 bool FeedQueue::closed() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   return closed_;
 }
 
@@ -89,7 +92,7 @@ absl::StatusOr<std::shared_ptr<DaemonSession>> ClientRegistry::Register(
     return absl::InvalidArgumentError(
         absl::StrCat("register: client id ", *dup, " listed twice"));
 
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   if (pick) {  // chosen and claimed under one lock: no two daemons get an id
     auto ids = PickLocked(s->name, identity, req.auto_clients());
     if (!ids.ok()) return ids.status();
@@ -179,7 +182,7 @@ absl::Status ClientRegistry::ReportShardSize(const DaemonSession& s,
     return absl::InvalidArgumentError(absl::StrCat(
         "client ", client, ": shard size ", num_samples, " outside [1, ",
         kMaxShardSize, "]"));
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   auto [it, fresh] = shard_size_.emplace(client, num_samples);
   if (!fresh && it->second != num_samples)
     return absl::FailedPreconditionError(absl::StrCat(
@@ -202,7 +205,7 @@ absl::Status ClientRegistry::ReportClientInfo(
     return absl::InvalidArgumentError(absl::StrCat(
         "client ", client, ": ", label_counts.size(), " label counts (at most ",
         kMaxClasses, ")"));
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   label_bytes_[client] += label_bytes;
   if (capacity > 0) capacity_.emplace(client, capacity);
   if (label_counts.empty()) return absl::OkStatus();
@@ -224,60 +227,60 @@ absl::Status ClientRegistry::ReportClientInfo(
 }
 
 std::map<int64_t, std::vector<uint64_t>> ClientRegistry::LabelCounts() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   return label_counts_;
 }
 
 std::map<int64_t, uint64_t> ClientRegistry::ShardSizes() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   return shard_size_;
 }
 
 uint32_t ClientRegistry::DeclaredCapacity(int64_t client) const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   auto it = capacity_.find(client);
   return it == capacity_.end() ? 0 : it->second;
 }
 
 std::map<int64_t, uint64_t> ClientRegistry::LabelBytes() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   return label_bytes_;
 }
 
 double ClientRegistry::ShardSize(int64_t client) const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   auto it = shard_size_.find(client);
   return it == shard_size_.end() ? 1.0 : static_cast<double>(it->second);
 }
 
 std::shared_ptr<DaemonSession> ClientRegistry::BySession(
     const std::string& id) const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   auto it = by_session_.find(id);
   return it == by_session_.end() ? nullptr : it->second;
 }
 
 std::shared_ptr<DaemonSession> ClientRegistry::OwnerOf(int64_t client) const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   auto it = by_client_.find(client);
   return it == by_client_.end() ? nullptr : it->second;
 }
 
 void ClientRegistry::SetFeedOpen(const std::shared_ptr<DaemonSession>& s,
                                  bool open) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   s->feed_open = open;
 }
 
 int64_t ClientRegistry::ConnectedClients() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   int64_t n = 0;
   for (const auto& [id, s] : by_client_) n += s->feed_open ? 1 : 0;
   return n;
 }
 
 bool ClientRegistry::IsConnected(int64_t client) const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   auto it = by_client_.find(client);
   return it != by_client_.end() && it->second->feed_open;
 }
@@ -287,7 +290,7 @@ bool ClientRegistry::AllConnected() const {
 }
 
 std::vector<std::shared_ptr<DaemonSession>> ClientRegistry::Sessions() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   std::vector<std::shared_ptr<DaemonSession>> out;
   for (const auto& [name, s] : by_name_) out.push_back(s);
   return out;

@@ -8,6 +8,8 @@
 // it: another daemon of that identity may take it over only while its
 // current host has no open feed (a daemon restarted under a new name);
 // another identity never.
+// Thread-safe: FeedQueue and ClientRegistry take their own mutex in every
+// method (guarded fields checked by clang).
 #ifndef SHEFL_SERVER_CLIENT_REGISTRY_H_
 #define SHEFL_SERVER_CLIENT_REGISTRY_H_
 
@@ -24,6 +26,7 @@
 
 #include "absl/status/statusor.h"
 #include "shefl.pb.h"
+#include "common/core/mutex.h"
 
 namespace shefl {
 
@@ -38,10 +41,10 @@ class FeedQueue {
   bool closed() const;
 
  private:
-  mutable std::mutex mu_;
-  std::condition_variable cv_;
-  std::deque<v1::FeedMessage> queue_;
-  bool closed_ = false;
+  mutable Mutex mu_;
+  std::condition_variable_any cv_;
+  std::deque<v1::FeedMessage> queue_ ABSL_GUARDED_BY(mu_);
+  bool closed_ ABSL_GUARDED_BY(mu_) = false;
 };
 
 struct DaemonSession {
@@ -108,25 +111,26 @@ class ClientRegistry {
 
  private:
   const int64_t num_clients_;
-  mutable std::mutex mu_;
-  std::map<std::string, std::shared_ptr<DaemonSession>> by_name_;
-  std::map<std::string, std::shared_ptr<DaemonSession>> by_session_;
-  std::map<int64_t, std::shared_ptr<DaemonSession>> by_client_;
-  std::map<int64_t, std::string> client_identity_;  // first registrant
-  std::map<int64_t, uint64_t> shard_size_;
-  std::map<int64_t, std::vector<uint64_t>> label_counts_;  // guarded by mu_
-  std::map<int64_t, uint32_t> capacity_;                   // guarded by mu_
-  std::map<int64_t, uint64_t> label_bytes_;                // guarded by mu_
+  mutable Mutex mu_;
+  std::map<std::string, std::shared_ptr<DaemonSession>> by_name_ ABSL_GUARDED_BY(mu_);
+  std::map<std::string, std::shared_ptr<DaemonSession>> by_session_ ABSL_GUARDED_BY(mu_);
+  std::map<int64_t, std::shared_ptr<DaemonSession>> by_client_ ABSL_GUARDED_BY(mu_);
+  // The first registrant of each client.
+  std::map<int64_t, std::string> client_identity_ ABSL_GUARDED_BY(mu_);
+  std::map<int64_t, uint64_t> shard_size_ ABSL_GUARDED_BY(mu_);
+  std::map<int64_t, std::vector<uint64_t>> label_counts_ ABSL_GUARDED_BY(mu_);
+  std::map<int64_t, uint32_t> capacity_ ABSL_GUARDED_BY(mu_);
+  std::map<int64_t, uint64_t> label_bytes_ ABSL_GUARDED_BY(mu_);
 
   // `n` clients for an auto registration (mu_ held): the name's clients
   // again for the same identity, else the lowest ids no session holds and
   // no other identity owns. RESOURCE_EXHAUSTED when too few are free.
   absl::StatusOr<std::vector<int64_t>> PickLocked(const std::string& name,
                                                   const std::string& identity,
-                                                  uint32_t n) const;
-  absl::Status CheckClaims(const DaemonSession& s) const;  // mu_ held
+                                                  uint32_t n) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  absl::Status CheckClaims(const DaemonSession& s) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // By value: callers pass a map's own entry, which Drop erases.
-  void Drop(std::shared_ptr<DaemonSession> old);  // mu_ held
+  void Drop(std::shared_ptr<DaemonSession> old) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 };
 
 }  // namespace shefl

@@ -1,6 +1,8 @@
 // shefl-coordinator: holds the M global models, runs the rounds, and
 // serves the daemons over gRPC. Run() is the round state machine; see
 // coordinator.cc, which reads top to bottom as DESIGN.md section 1 does.
+// Not thread-safe: Run() is the round loop; what it shares with the gRPC
+// handlers is CoordinatorState's, which is thread-safe.
 #ifndef SHEFL_SERVER_COORDINATOR_H_
 #define SHEFL_SERVER_COORDINATOR_H_
 

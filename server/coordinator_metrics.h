@@ -1,4 +1,5 @@
 // The coordinator's Prometheus metrics (names fixed by DESIGN.md section 9).
+// Thread-safe: prometheus-cpp's metrics are.
 #ifndef SHEFL_SERVER_COORDINATOR_METRICS_H_
 #define SHEFL_SERVER_COORDINATOR_METRICS_H_
 

@@ -1,6 +1,9 @@
 // What the coordinator's round loop and its gRPC handlers share: the
 // config, the models, the registry, the byte ledger, the metrics and the
 // round that is open now.
+// Thread-safe: the round slot and the download book take their mutexes; the
+// other members are set before the server starts or are thread-safe
+// themselves.
 #ifndef SHEFL_SERVER_COORDINATOR_STATE_H_
 #define SHEFL_SERVER_COORDINATOR_STATE_H_
 
@@ -16,6 +19,7 @@
 #include "server/coordinator_metrics.h"
 #include "server/model_store.h"
 #include "server/round_state.h"
+#include "common/core/mutex.h"
 
 namespace shefl {
 
@@ -40,18 +44,18 @@ class DownloadBook {
     }
   };
   void Add(int64_t round, const Bytes& b) {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     by_round_[round] += b;
   }
   Bytes Round(int64_t round) const {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     auto it = by_round_.find(round);
     return it == by_round_.end() ? Bytes{} : it->second;
   }
 
  private:
-  mutable std::mutex mu_;
-  std::map<int64_t, Bytes> by_round_;  // guarded by mu_
+  mutable Mutex mu_;
+  std::map<int64_t, Bytes> by_round_ ABSL_GUARDED_BY(mu_);
 };
 
 struct CoordinatorState {
@@ -75,37 +79,37 @@ struct CoordinatorState {
 
   // The round being run (1-based); 0 before the first.
   int64_t current_round() const {
-    std::lock_guard<std::mutex> lock(mu);
+    MutexLock lock(mu);
     return round ? round->round() : last_round;
   }
   std::shared_ptr<RoundState> open_round() const {
-    std::lock_guard<std::mutex> lock(mu);
+    MutexLock lock(mu);
     return round;
   }
   // The tasks of the open round, by client, for re-delivery to a daemon
   // that reconnects mid-round.
   std::map<int64_t, v1::FeedMessage> open_tasks() const {
-    std::lock_guard<std::mutex> lock(mu);
+    MutexLock lock(mu);
     return tasks;
   }
   void Open(std::shared_ptr<RoundState> r,
             std::map<int64_t, v1::FeedMessage> t) {
-    std::lock_guard<std::mutex> lock(mu);
+    MutexLock lock(mu);
     round = std::move(r);
     tasks = std::move(t);
   }
   void Finish(int64_t completed_round) {
-    std::lock_guard<std::mutex> lock(mu);
+    MutexLock lock(mu);
     round.reset();
     tasks.clear();
     last_round = completed_round;
   }
 
  private:
-  mutable std::mutex mu;
-  std::shared_ptr<RoundState> round;
-  std::map<int64_t, v1::FeedMessage> tasks;
-  int64_t last_round = 0;
+  mutable Mutex mu;
+  std::shared_ptr<RoundState> round ABSL_GUARDED_BY(mu);
+  std::map<int64_t, v1::FeedMessage> tasks ABSL_GUARDED_BY(mu);
+  int64_t last_round ABSL_GUARDED_BY(mu) = 0;
 };
 
 }  // namespace shefl

@@ -1,5 +1,6 @@
 // The coordinator's view of the models as networks: it builds the initial
 // global models from the seed and evaluates the ensemble on its test set.
+// Thread-compatible: one evaluation at a time (the record thread).
 #ifndef SHEFL_SERVER_EVALUATOR_H_
 #define SHEFL_SERVER_EVALUATOR_H_
 

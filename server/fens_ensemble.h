@@ -2,6 +2,8 @@
 // round are the ensemble's members; the aggregator chosen by
 // fens.aggregator is fitted on the proxy split (common/fed/fens_split.h) and
 // the ensemble is evaluated on the test set, beside the plain mean.
+// Thread-compatible: the round loop, then the record thread, one after the
+// other.
 #ifndef SHEFL_SERVER_FENS_ENSEMBLE_H_
 #define SHEFL_SERVER_FENS_ENSEMBLE_H_
 

@@ -2,6 +2,8 @@
 // gRPC health service (grpc.health.v1 Check), for probes that cannot speak
 // TLS. Its own implementation rather than gRPC's default service: that one
 // is not added to a server without other services.
+// Thread-safe: gRPC calls Check on its threads; `serving` must be thread-
+// safe.
 #ifndef SHEFL_SERVER_HEALTH_PORT_H_
 #define SHEFL_SERVER_HEALTH_PORT_H_
 

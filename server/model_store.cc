@@ -12,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "common/core/durable_file.h"
 #include "common/core/failpoint.h"
+#include "common/core/mutex.h"
 
 namespace shefl {
 
@@ -22,34 +23,34 @@ ModelStore::ModelStore(std::vector<std::vector<float>> models) {
 }
 
 int64_t ModelStore::num_models() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   return static_cast<int64_t>(models_.size());
 }
 
 uint64_t ModelStore::dim() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   return models_.empty() ? 0 : models_[0]->size();
 }
 
 ModelSnapshot ModelStore::Get(int64_t model) const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   return models_.at(model);
 }
 
 uint64_t ModelStore::Version(int64_t model) const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   return versions_.at(model);
 }
 
 std::pair<ModelSnapshot, uint64_t> ModelStore::GetVersioned(
     int64_t model) const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   return {models_.at(model), versions_.at(model)};
 }
 
 void ModelStore::Publish(int64_t model, std::vector<float> weights) {
   auto snap = std::make_shared<const std::vector<float>>(std::move(weights));
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   models_.at(model) = std::move(snap);
   versions_.at(model)++;
 }
@@ -102,7 +103,7 @@ absl::Status WriteAll(int fd, const void* data, size_t size,
 
 std::pair<std::vector<ModelSnapshot>, std::vector<uint64_t>>
 ModelStore::Snapshot() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   return {models_, versions_};
 }
 
@@ -160,7 +161,10 @@ absl::StatusOr<std::pair<std::unique_ptr<ModelStore>, int64_t>> ModelStore::Load
   if (!in || in.peek() != EOF)
     return absl::DataLossError(absl::StrCat("'", path, "': truncated or trailing bytes"));
   auto store = std::make_unique<ModelStore>(std::move(models));
-  store->versions_ = versions;
+  {
+    MutexLock lock(store->mu_);  // not shared yet; the analysis asks
+    store->versions_ = versions;
+  }
   return std::make_pair(std::move(store), static_cast<int64_t>(header[0]));
 }
 

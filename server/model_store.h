@@ -4,6 +4,7 @@
 // A model is held as an immutable snapshot: downloads keep the snapshot
 // they started with, and aggregation publishes a new one, so a download
 // never sees a half-applied update and needs no lock while it streams.
+// Thread-safe: every method takes mu_; snapshots are immutable.
 #ifndef SHEFL_SERVER_MODEL_STORE_H_
 #define SHEFL_SERVER_MODEL_STORE_H_
 
@@ -15,6 +16,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "common/core/mutex.h"
 
 namespace shefl {
 
@@ -52,9 +54,9 @@ class ModelStore {
       const std::string& path);
 
  private:
-  mutable std::mutex mu_;
-  std::vector<ModelSnapshot> models_;
-  std::vector<uint64_t> versions_;
+  mutable Mutex mu_;
+  std::vector<ModelSnapshot> models_ ABSL_GUARDED_BY(mu_);
+  std::vector<uint64_t> versions_ ABSL_GUARDED_BY(mu_);
 };
 
 std::string Sha256Hex(const void* data, size_t size);

@@ -4,6 +4,7 @@
 
 #include "absl/strings/cord.h"
 #include "absl/strings/str_cat.h"
+#include "common/core/mutex.h"
 
 namespace shefl {
 
@@ -69,7 +70,7 @@ RoundState::RoundState(int64_t round, const RoundPlan& plan,
 
 absl::Status RoundState::CheckAssigned(int64_t client, int64_t model,
                                        uint64_t version) const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   if (!pairs_.count({client, model}))
     return absl::PermissionDeniedError(absl::StrCat(
         "client ", client, " was not assigned model ", model, " in round ",
@@ -83,7 +84,7 @@ absl::Status RoundState::CheckAssigned(int64_t client, int64_t model,
 
 absl::StatusOr<int64_t> RoundState::Budget(int64_t client,
                                            int64_t model) const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   auto it = pairs_.find({client, model});
   if (it == pairs_.end())
     return absl::PermissionDeniedError(absl::StrCat(
@@ -93,7 +94,7 @@ absl::StatusOr<int64_t> RoundState::Budget(int64_t client,
 
 absl::Status RoundState::Accept(int64_t client, int64_t model,
                                 double num_samples, SparseDelta delta) {
-  std::unique_lock<std::mutex> lock(mu_);
+  UniqueLock lock(mu_);
   if (closed_)
     return LateError(
         absl::StrCat("round ", round_, " is closed: update arrived late"));
@@ -120,7 +121,7 @@ absl::Status RoundState::Accept(int64_t client, int64_t model,
 
 void RoundState::Replied(int64_t client, int64_t model) {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     auto it = pairs_.find({client, model});
     if (it == pairs_.end() || it->second.replied) return;
     it->second.replied = true;
@@ -144,7 +145,7 @@ bool RoundState::CompleteLocked() const {
 }
 
 bool RoundState::WaitComplete(const std::atomic<bool>& stop) {
-  std::unique_lock<std::mutex> lock(mu_);
+  UniqueLock lock(mu_);
   while (!CompleteLocked()) {
     if (stop.load() || Clock::now() >= deadline_) return false;
     cv_.wait_for(lock, std::chrono::milliseconds(100));
@@ -153,64 +154,66 @@ bool RoundState::WaitComplete(const std::atomic<bool>& stop) {
 }
 
 std::vector<ModelAggregator>& RoundState::Close() {
-  std::unique_lock<std::mutex> lock(mu_);
+  UniqueLock lock(mu_);
   closed_ = true;
   // Booking a reply takes microseconds; the bound only guards a handler
   // that never gets there.
   cv_.wait_for(lock, std::chrono::seconds(2),
-               [&] { return replied_ >= received_; });
+               [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+                 return replied_ >= received_;
+               });
   return aggregators_;
 }
 
 bool RoundState::closed() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   return closed_;
 }
 
 void RoundState::CountRefusal(const std::string& reason, uint64_t bytes,
                               bool update) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   if (update) ++(reason == "late" ? late_ : rejected_);
   ++refusals_[reason];
   refused_bytes_ += bytes;
 }
 
 std::map<std::string, int64_t> RoundState::refusals() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   return refusals_;
 }
 
 uint64_t RoundState::refused_bytes() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   return refused_bytes_;
 }
 
 int64_t RoundState::accepted() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   return received_;
 }
 int64_t RoundState::rejected() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   return rejected_;
 }
 int64_t RoundState::late() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   return late_;
 }
 int64_t RoundState::expected() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   return static_cast<int64_t>(pairs_.size());
 }
 
 std::vector<int64_t> RoundState::participants() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   std::set<int64_t> ids;
   for (const auto& [key, p] : pairs_) ids.insert(key.first);
   return {ids.begin(), ids.end()};
 }
 
 std::set<int64_t> RoundState::pending_models(int64_t client) const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   std::set<int64_t> out;
   for (auto it = pairs_.lower_bound({client, INT64_MIN});
        it != pairs_.end() && it->first.first == client; ++it)
@@ -219,7 +222,7 @@ std::set<int64_t> RoundState::pending_models(int64_t client) const {
 }
 
 std::vector<int64_t> RoundState::completed_clients() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   std::map<int64_t, bool> done;
   for (const auto& [key, p] : pairs_) {
     auto [it, fresh] = done.emplace(key.first, p.received);

@@ -19,6 +19,7 @@
 #include "absl/status/statusor.h"
 #include "common/fed/aggregate.h"
 #include "common/fed/schedule.h"
+#include "common/core/mutex.h"
 
 namespace shefl {
 
@@ -99,19 +100,23 @@ class RoundState {
     bool received = false;
     bool replied = false;
   };
-  bool CompleteLocked() const;
+  bool CompleteLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   const int64_t round_;
   const std::vector<uint64_t> versions_;
   const Clock::time_point deadline_;
   const int64_t needed_;  // clients that close the round; 0: all
-  mutable std::mutex mu_;
-  std::condition_variable cv_;
-  std::map<std::pair<int64_t, int64_t>, Pair> pairs_;  // (client, model)
-  std::vector<ModelAggregator> aggregators_;
-  bool closed_ = false;
-  int64_t received_ = 0, replied_ = 0, rejected_ = 0, late_ = 0;
-  std::map<std::string, int64_t> refusals_;
-  uint64_t refused_bytes_ = 0;
+  mutable Mutex mu_;
+  std::condition_variable_any cv_;
+  // (client, model)
+  std::map<std::pair<int64_t, int64_t>, Pair> pairs_ ABSL_GUARDED_BY(mu_);
+  std::vector<ModelAggregator> aggregators_ ABSL_GUARDED_BY(mu_);
+  bool closed_ ABSL_GUARDED_BY(mu_) = false;
+  int64_t received_ ABSL_GUARDED_BY(mu_) = 0;
+  int64_t replied_ ABSL_GUARDED_BY(mu_) = 0;
+  int64_t rejected_ ABSL_GUARDED_BY(mu_) = 0;
+  int64_t late_ ABSL_GUARDED_BY(mu_) = 0;
+  std::map<std::string, int64_t> refusals_ ABSL_GUARDED_BY(mu_);
+  uint64_t refused_bytes_ ABSL_GUARDED_BY(mu_) = 0;
 };
 
 }  // namespace shefl

@@ -1,5 +1,6 @@
 // The results folder of a run (DESIGN.md section 9): config.yaml,
 // rounds.jsonl, summary.json and checkpoints/.
+// Thread-compatible: the record thread writes, one call at a time.
 #ifndef SHEFL_SERVER_RUN_RESULTS_H_
 #define SHEFL_SERVER_RUN_RESULTS_H_
 

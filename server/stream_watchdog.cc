@@ -1,4 +1,5 @@
 #include "server/stream_watchdog.h"
+#include "common/core/mutex.h"
 
 #include <grpcpp/server_context.h>
 
@@ -8,7 +9,7 @@ StreamWatchdog::StreamWatchdog() : thread_([this] { Loop(); }) {}
 
 StreamWatchdog::~StreamWatchdog() {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     stop_ = true;
   }
   cv_.notify_all();
@@ -17,19 +18,19 @@ StreamWatchdog::~StreamWatchdog() {
 
 StreamWatchdog::Guard StreamWatchdog::Watch(grpc::ServerContext* ctx,
                                             Clock::time_point until) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   const uint64_t id = next_id_++;
   streams_[id] = {ctx, until};
   return Guard(this, id);
 }
 
 void StreamWatchdog::Forget(uint64_t id) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   streams_.erase(id);
 }
 
 int64_t StreamWatchdog::cancelled() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   return cancelled_;
 }
 
@@ -37,7 +38,7 @@ int64_t StreamWatchdog::cancelled() const {
 // precise timer. The lock is held across TryCancel so that a handler
 // cannot end (and its context go) while it is being cancelled.
 void StreamWatchdog::Loop() {
-  std::unique_lock<std::mutex> lock(mu_);
+  UniqueLock lock(mu_);
   while (!stop_) {
     cv_.wait_for(lock, std::chrono::milliseconds(100));
     const auto now = Clock::now();

@@ -6,6 +6,7 @@
 // registers its stream with an instant; one thread cancels (TryCancel) the
 // streams still open after theirs, which makes the handler's Read/Write
 // fail at once.
+// Thread-safe: every handler thread may Watch.
 #ifndef SHEFL_SERVER_STREAM_WATCHDOG_H_
 #define SHEFL_SERVER_STREAM_WATCHDOG_H_
 
@@ -15,6 +16,7 @@
 #include <map>
 #include <mutex>
 #include <thread>
+#include "common/core/mutex.h"
 
 namespace grpc {
 class ServerContext;
@@ -56,12 +58,12 @@ class StreamWatchdog {
   void Forget(uint64_t id);
   void Loop();
 
-  mutable std::mutex mu_;
-  std::condition_variable cv_;
-  std::map<uint64_t, Entry> streams_;
-  uint64_t next_id_ = 0;
-  int64_t cancelled_ = 0;
-  bool stop_ = false;
+  mutable Mutex mu_;
+  std::condition_variable_any cv_;
+  std::map<uint64_t, Entry> streams_ ABSL_GUARDED_BY(mu_);
+  uint64_t next_id_ ABSL_GUARDED_BY(mu_) = 0;
+  int64_t cancelled_ ABSL_GUARDED_BY(mu_) = 0;
+  bool stop_ ABSL_GUARDED_BY(mu_) = false;
   std::thread thread_;
 };
 

@@ -6,6 +6,7 @@
 // be exactly the declared size. An empty chunk, a repeated header or a
 // byte past the declared size ends the stream at once: a peer can hold a
 // handler only as long as it sends real bytes.
+// Not thread-safe: one per stream.
 #ifndef SHEFL_SERVER_UPLOAD_ASSEMBLER_H_
 #define SHEFL_SERVER_UPLOAD_ASSEMBLER_H_
 

@@ -4,6 +4,7 @@
 // the same coordinator do not all knock again at the same instant. Reset()
 // after a session that ran starts over. The generator is seeded: the
 // daemon seeds it from std::random_device, a test with a constant.
+// Not thread-safe: one per reconnect loop.
 #ifndef SHEFL_COMMON_BACKOFF_H_
 #define SHEFL_COMMON_BACKOFF_H_
 

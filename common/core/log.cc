@@ -1,4 +1,5 @@
 #include "common/core/log.h"
+#include "common/core/mutex.h"
 
 #include <algorithm>
 #include <chrono>
@@ -9,7 +10,7 @@
 namespace shefl {
 
 void LogLine(std::string_view component, std::string_view message) {
-  static std::mutex mu;
+  static Mutex mu;
   using namespace std::chrono;
   const auto now = system_clock::now();
   const std::time_t t = system_clock::to_time_t(now);
@@ -19,7 +20,7 @@ void LogLine(std::string_view component, std::string_view message) {
   gmtime_r(&t, &tm);
   char stamp[32];
   std::strftime(stamp, sizeof(stamp), "%H:%M:%S", &tm);
-  std::lock_guard<std::mutex> lock(mu);
+  MutexLock lock(mu);
   std::fprintf(stderr, "%s.%03d [%.*s] %.*s\n", stamp, ms,
                static_cast<int>(component.size()), component.data(),
                static_cast<int>(message.size()), message.data());

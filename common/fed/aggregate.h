@@ -36,6 +36,9 @@
 // paper and paper_per_model count every update once (weight_by_samples and
 // hpc_share do not apply). A sparse delta counts as zero where it sent
 // nothing.
+// ModelAggregator is thread-compatible: the round's state
+// (server/round_state.h) serialises Add under its lock, and ApplyTo runs once
+// the round is closed.
 #ifndef SHEFL_COMMON_AGGREGATE_H_
 #define SHEFL_COMMON_AGGREGATE_H_
 

@@ -3,6 +3,7 @@
 // gives each LPC cluster its model, and the top-k budget of every
 // (client, model) pair. Pure functions of (config, seed, round): the
 // coordinator and any test compute the same schedule.
+// Scheduler is thread-compatible: the round loop alone calls it.
 #ifndef SHEFL_COMMON_SCHEDULE_H_
 #define SHEFL_COMMON_SCHEDULE_H_
 

@@ -11,6 +11,7 @@
 #include "absl/strings/str_format.h"
 #include "common/learn/topk_backend.h"
 #include "common/sparse/radix_topk.h"
+#include "common/core/mutex.h"
 
 namespace shefl {
 namespace {
@@ -167,7 +168,7 @@ at::Tensor Densify(const SparseDelta& sparse, at::Device device) {
 
 at::Tensor ErrorFeedback::Apply(int64_t client, int64_t model,
                                 const at::Tensor& delta) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   auto it = residuals_.find({client, model});
   if (it == residuals_.end()) return delta;
   if (!it->second.sizes().equals(delta.sizes())) {
@@ -207,24 +208,24 @@ absl::Status ErrorFeedback::Update(int64_t client, int64_t model,
                                    const SparseDelta& sent) {
   auto residual = ResidualAfter(corrected, sent, device_);
   if (!residual.ok()) return residual.status();
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   residuals_[{client, model}] = std::move(*residual);
   return absl::OkStatus();
 }
 
 at::Tensor ErrorFeedback::Residual(int64_t client, int64_t model) const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   auto it = residuals_.find({client, model});
   return it == residuals_.end() ? at::Tensor() : it->second;
 }
 
 void ErrorFeedback::Clear() {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   residuals_.clear();
 }
 
 size_t ErrorFeedback::size() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   return residuals_.size();
 }
 

@@ -18,6 +18,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "common/sparse/sparse_delta.h"
+#include "common/core/mutex.h"
 
 namespace shefl {
 
@@ -79,8 +80,8 @@ class ErrorFeedback {
 
  private:
   const at::Device device_;
-  mutable std::mutex mu_;
-  std::map<std::pair<int64_t, int64_t>, at::Tensor> residuals_;
+  mutable Mutex mu_;
+  std::map<std::pair<int64_t, int64_t>, at::Tensor> residuals_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace shefl

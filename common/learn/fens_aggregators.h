@@ -18,6 +18,7 @@
 // order, lr * lr_decay^epoch; gradients are written out, so the fit is a
 // pure function of (inputs, config, seed) on one thread.
 // Every Combine returns rows that sum to 1; argmax is the prediction.
+// Thread-compatible: fitted once, then only read.
 #ifndef SHEFL_COMMON_FENS_AGGREGATORS_H_
 #define SHEFL_COMMON_FENS_AGGREGATORS_H_
 

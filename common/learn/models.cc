@@ -11,6 +11,7 @@
 #include "absl/strings/str_join.h"
 #include "common/learn/model_builders.h"
 #include "common/core/rng.h"
+#include "common/core/mutex.h"
 
 namespace shefl {
 namespace {
@@ -113,8 +114,8 @@ absl::StatusOr<std::shared_ptr<Net>> MakeModel(const std::string& name,
 absl::StatusOr<std::shared_ptr<Net>> MakeInitialisedModel(
     const std::string& name, const ModelShape& shape, uint64_t seed,
     int64_t member) {
-  static std::mutex* mu = new std::mutex;
-  std::lock_guard<std::mutex> lock(*mu);
+  static Mutex* mu = new Mutex;
+  MutexLock lock(*mu);
   at::manual_seed(DeriveSeed(seed, SeedPurpose::kModelInit,
                              {static_cast<uint64_t>(member)}));
   return MakeModel(name, shape);

@@ -4,6 +4,9 @@
 // order of the flat state (common/learn/flat_state.h).
 //
 // Names: cnn | mlp | resnet18 | resnet34 | text (see MakeModel).
+// A Net is a torch module, not thread-safe: one forward or training step at a
+// time. The functions are thread-safe (MakeInitialisedModel serialises
+// torch's global generator).
 #ifndef SHEFL_COMMON_MODELS_H_
 #define SHEFL_COMMON_MODELS_H_
 

@@ -1,4 +1,5 @@
 #include "common/net/accounting.h"
+#include "common/core/mutex.h"
 
 #include <google/protobuf/message_lite.h>
 
@@ -40,7 +41,7 @@ nlohmann::json ToJson(const ByteCounts& c) {
 
 void ByteLedger::Add(int64_t round, int64_t client, int64_t model,
                      Direction dir, Traffic kind, uint64_t bytes) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   Round& r = rounds_[round];
   r.by_client[client].Add(dir, kind, bytes);
   r.by_model[model].Add(dir, kind, bytes);
@@ -48,14 +49,14 @@ void ByteLedger::Add(int64_t round, int64_t client, int64_t model,
 }
 
 std::map<int64_t, ByteCounts> ByteLedger::ByClient(int64_t round) const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   auto it = rounds_.find(round);
   return it == rounds_.end() ? std::map<int64_t, ByteCounts>{}
                              : it->second.by_client;
 }
 
 std::map<int64_t, ByteCounts> ByteLedger::ByModel(int64_t round) const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   auto it = rounds_.find(round);
   return it == rounds_.end() ? std::map<int64_t, ByteCounts>{}
                              : it->second.by_model;
@@ -68,7 +69,7 @@ ByteCounts ByteLedger::RoundTotal(int64_t round) const {
 }
 
 ByteCounts ByteLedger::Total() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   return total_;
 }
 

@@ -12,6 +12,7 @@
 #include <mutex>
 
 #include <nlohmann/json_fwd.hpp>
+#include "common/core/mutex.h"
 
 namespace google::protobuf {
 class MessageLite;
@@ -63,9 +64,9 @@ class ByteLedger {
     std::map<int64_t, ByteCounts> by_client;
     std::map<int64_t, ByteCounts> by_model;
   };
-  mutable std::mutex mu_;
-  std::map<int64_t, Round> rounds_;
-  ByteCounts total_;
+  mutable Mutex mu_;
+  std::map<int64_t, Round> rounds_ ABSL_GUARDED_BY(mu_);
+  ByteCounts total_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace shefl

@@ -20,6 +20,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "common/net/http_head.h"
+#include "common/core/mutex.h"
 
 namespace shefl {
 namespace {
@@ -224,12 +225,15 @@ absl::StatusOr<std::unique_ptr<MetricsServer>> MetricsServer::Start(
   socklen_t len = sizeof(*addr);
   ::getsockname(s->listen_fd_, sa, &len);
   s->port_ = ntohs(addr->sin_port);
-  s->handlers_["/metrics"] = Handler{
-      kMetricsType, [registry]() -> absl::StatusOr<std::string> {
-        std::ostringstream out;
-        prometheus::TextSerializer().Serialize(out, registry->Collect());
-        return out.str();
-      }};
+  {
+    MutexLock lock(s->mu_);  // before Serve starts; the analysis asks
+    s->handlers_["/metrics"] = Handler{
+        kMetricsType, [registry]() -> absl::StatusOr<std::string> {
+          std::ostringstream out;
+          prometheus::TextSerializer().Serialize(out, registry->Collect());
+          return out.str();
+        }};
+  }
   s->thread_ = std::thread([p = s.get()] { p->Serve(); });
   return s;
 }
@@ -250,7 +254,7 @@ MetricsServer::~MetricsServer() {
 }
 
 void MetricsServer::SetHandler(const std::string& path, Body body) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   if (body)
     handlers_[path] = Handler{kTextType, std::move(body)};
   else
@@ -295,7 +299,7 @@ std::string MetricsServer::Reply(const std::string& head) {
     return HttpResponse(405, kTextType, "only GET is served\n");
   Handler h;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     auto it = handlers_.find(line->path);
     if (it != handlers_.end()) h = it->second;
   }

@@ -19,6 +19,7 @@
 // Replies are HTTP/1.0 with Connection: close: 200 with the body, 404 for
 // a path nobody serves, 405 for a method other than GET, 400 for a request
 // line that does not parse, 503 when a handler fails.
+// Thread-safe: handlers may be set while Serve runs (mu_).
 #ifndef SHEFL_COMMON_METRICS_SERVER_H_
 #define SHEFL_COMMON_METRICS_SERVER_H_
 
@@ -30,6 +31,7 @@
 #include <thread>
 
 #include "absl/status/statusor.h"
+#include "common/core/mutex.h"
 
 namespace prometheus {
 class Registry;
@@ -77,8 +79,8 @@ class MetricsServer {
   int listen_fd_ = -1;
   int wake_fd_ = -1;  // an eventfd: the destructor's signal to Serve()
   int port_ = 0;
-  std::mutex mu_;
-  std::map<std::string, Handler> handlers_;  // guarded by mu_
+  Mutex mu_;
+  std::map<std::string, Handler> handlers_ ABSL_GUARDED_BY(mu_);
   std::thread thread_;
 };
 

@@ -3,6 +3,7 @@
 // stream read as little-endian 64-bit words has bit i at bit (i mod 64) of
 // word floor(i/64). Raw pointers and no allocation: the codec sizes every
 // section exactly before writing it, and bounds every read by the input.
+// Not thread-safe: one writer or reader per stream.
 #ifndef SHEFL_COMMON_BIT_IO_H_
 #define SHEFL_COMMON_BIT_IO_H_
 
