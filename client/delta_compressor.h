@@ -4,8 +4,8 @@
 // back as well as what top-k dropped). The residual is staged per round
 // and settled by the coordinator's answer (client/residual_book.h).
 // LocalTrainer calls it after training; tests call it directly.
-// Thread-compatible: one per task; the residual book it writes is thread-
-// safe.
+// Thread-safe: its own fields are fixed at construction and the residual
+// book it writes is thread-safe (LocalTrainer's slots share one).
 #ifndef SHEFL_CLIENT_DELTA_COMPRESSOR_H_
 #define SHEFL_CLIENT_DELTA_COMPRESSOR_H_
 

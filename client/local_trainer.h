@@ -2,6 +2,10 @@
 // load the global weights into the model on the device, train on the
 // client's shard, delta = local - global, error feedback, top-k on the
 // device, copy only the kept pairs to the host, encode.
+// Thread-safe across slots: Train runs concurrently on distinct slots (one
+// task at a time per slot and per (client, model)); the rest reads state
+// fixed at Create, and Settle goes to the thread-safe residual book.
+// TaskSettings and TrainedUpdate are plain values.
 #ifndef SHEFL_CLIENT_LOCAL_TRAINER_H_
 #define SHEFL_CLIENT_LOCAL_TRAINER_H_
 

@@ -6,6 +6,8 @@
 // clang build (tests/thread_safety_test.cc) refuses an unguarded access.
 // Waiting on a condition takes std::condition_variable_any with a
 // UniqueLock. Same cost and semantics as std::mutex; thread-safe.
+// Not absl::Mutex: this keeps the std::mutex and condition-variable waits
+// (and their timeouts) the code had, unchanged, and adds only the checks.
 #ifndef SHEFL_COMMON_CORE_MUTEX_H_
 #define SHEFL_COMMON_CORE_MUTEX_H_
 

@@ -1,5 +1,6 @@
 // An in-memory labelled data set: what every reader (common/data/data.h)
 // returns and what local training and evaluation consume.
+// Thread-compatible: Dataset is a plain value (concurrent reads are safe).
 #ifndef SHEFL_COMMON_DATASET_H_
 #define SHEFL_COMMON_DATASET_H_
 

@@ -29,6 +29,7 @@
 //                           predicts right (yhat == y) or wrong; 0 when
 //                           there is no such sample (num_correct says)
 // Ties in argmax go to the lowest class index.
+// Thread-compatible: ClientLevelResult and EvalResult are plain values.
 #ifndef SHEFL_COMMON_EVALUATE_H_
 #define SHEFL_COMMON_EVALUATE_H_
 

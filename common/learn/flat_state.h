@@ -11,6 +11,7 @@
 // state: they are bookkeeping, never averaged, never sent.
 // Because parameters come first, entries [0, NumParameters(model)) are the
 // trainable weights (common/learn/train.cc relies on this for FedProx).
+// Thread-compatible: FlatEntry is a plain value.
 #ifndef SHEFL_COMMON_FLAT_STATE_H_
 #define SHEFL_COMMON_FLAT_STATE_H_
 

@@ -2,6 +2,7 @@
 // its own shard for a round. The batch order is drawn from the seed, so a
 // client retrained with the same (seed, round, client, member) produces
 // bit-identical weights on the same device and thread count.
+// Thread-compatible: LocalTrainParams and TrainStats are plain values.
 #ifndef SHEFL_COMMON_TRAIN_H_
 #define SHEFL_COMMON_TRAIN_H_
 

@@ -34,6 +34,7 @@ constexpr int64_t kDaemonTraffic = -1;
 // Control traffic is booked under this model id.
 constexpr int64_t kNoModel = -1;
 
+// Thread-compatible: a plain value.
 struct ByteCounts {
   uint64_t payload_up = 0;
   uint64_t payload_down = 0;

@@ -3,6 +3,7 @@
 // host names, one client certificate per daemon for mutual TLS, and the
 // registration token. For labs and tests; a site with its own CA uses its
 // own files with the same flags.
+// Thread-compatible: PkiOptions is a plain value.
 #ifndef SHEFL_COMMON_CERTS_H_
 #define SHEFL_COMMON_CERTS_H_
 

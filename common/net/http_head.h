@@ -2,6 +2,7 @@
 // ends, its method and path, and a whole reply that closes the connection.
 // Pure functions on strings, so the server's loop stays about sockets and
 // deadlines.
+// Thread-compatible: HttpRequestLine is a plain value.
 #ifndef SHEFL_COMMON_HTTP_HEAD_H_
 #define SHEFL_COMMON_HTTP_HEAD_H_
 

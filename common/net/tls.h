@@ -1,6 +1,7 @@
 // Transport security for both binaries (DESIGN.md section 7): TLS with
 // gRPC's SSL credentials, mutual TLS as an option, and the deployment's
 // registration token. Plaintext only when the user says --insecure.
+// Thread-compatible: TlsOptions is a plain value.
 #ifndef SHEFL_COMMON_TLS_H_
 #define SHEFL_COMMON_TLS_H_
 

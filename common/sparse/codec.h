@@ -41,6 +41,7 @@
 // refuses the new ones by name ("unknown index format 2"), as this one
 // refuses formats above 4. The version nibble changes only when the meaning
 // of an existing field does; a decoder refuses any version but its own.
+// Thread-compatible: EncodingPlan is a plain value.
 #ifndef SHEFL_COMMON_CODEC_H_
 #define SHEFL_COMMON_CODEC_H_
 

@@ -1,6 +1,7 @@
 // A sparse model update: the (index, value) pairs top-k kept of one
 // model's flat fp32 delta. This is what crosses the wire (common/sparse/codec.h
 // encodes it) and what the aggregator folds (common/fed/aggregate.h).
+// Thread-compatible: SparseDelta is a plain value.
 #ifndef SHEFL_COMMON_SPARSE_DELTA_H_
 #define SHEFL_COMMON_SPARSE_DELTA_H_
 

@@ -25,6 +25,7 @@
 //
 // As in TopK: among equal magnitudes the lower index wins, indices come out
 // ascending, +0 and -0 are equal, and NaN/Inf are refused.
+// Thread-compatible: ThresholdTopKStats is a plain value.
 #ifndef SHEFL_COMMON_TOPK_THRESHOLD_H_
 #define SHEFL_COMMON_TOPK_THRESHOLD_H_
 
