@@ -29,7 +29,7 @@ constexpr const char* kUsage =
     "         [--out DIR]\n"
     "         [--state-dir DIR]\n"
     "         [--metrics-listen HOST:PORT] [--threads N] [--task-threads T]\n"
-    "         [--max-backoff-s S]\n"
+    "         [--max-backoff-s S] [--heartbeat-s S] [--adversary MODE]\n"
     "         [--tls-ca FILE] [--tls-cert FILE --tls-key FILE]\n"
     "         [--tls-server-name NAME] [--token-file FILE] [--insecure]\n"
     "  RANGES: logical client ids, e.g. 0-24 or 0-4,10-14; auto:N lets the\n"
@@ -49,7 +49,9 @@ constexpr const char* kUsage =
     "  --heartbeat-s: heartbeat after this long without a word from the\n"
     "                 coordinator (default 30; 0: never)\n"
     "  --max-backoff-s: longest wait between reconnects (default 30; the\n"
-    "                   wait starts at 0.25 s and doubles, with jitter)\n";
+    "                   wait starts at 0.25 s and doubles, with jitter)\n"
+    "  --adversary MODE: robustness experiments only: this daemon lies\n"
+    "                    (huge, flip, noise, shard, labels; docs/SECURITY.md)\n";
 
 }  // namespace
 
@@ -90,6 +92,7 @@ int main(int argc, char** argv) {
       {"--task-threads", shefl::SetInt("--task-threads", &o.task_threads)},
       {"--max-backoff-s", shefl::SetSeconds("--max-backoff-s", &o.max_backoff_s)},
       {"--heartbeat-s", shefl::SetSeconds("--heartbeat-s", &o.heartbeat_s)},
+      {"--adversary", shefl::SetString(&o.adversary)},
       {"--tls-ca", shefl::SetString(&o.tls.ca_file)},
       {"--tls-cert", shefl::SetString(&o.tls.cert_file)},
       {"--tls-key", shefl::SetString(&o.tls.key_file)},

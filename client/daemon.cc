@@ -78,7 +78,14 @@ absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Create(DaemonOptions o) {
   auto device = ResolveDevice(o.device);
   if (!device.ok()) return device.status();
   o.device = device->str();
+  std::optional<Adversary> adversary;
+  if (!o.adversary.empty()) {
+    auto a = Adversary::Parse(o.adversary);
+    if (!a.ok()) return a.status();
+    adversary = std::move(*a);
+  }
   auto d = std::unique_ptr<Daemon>(new Daemon(std::move(o)));
+  d->adversary_ = std::move(adversary);
   auto creds = MakeChannelCredentials(d->o_.tls, &d->channel_args_);
   if (!creds.ok()) return creds.status();
   d->creds_ = *creds;
@@ -190,6 +197,7 @@ absl::Status Daemon::Prepare(const std::string& config_yaml) {
                                       Fingerprint(config_yaml), workers_);
   if (!trainer.ok()) return trainer.status();
   trainer_ = std::move(*trainer);
+  trainer_->SetAdversary(adversary_);
   send_label_counts_ = TraitsOf(config->method).needs_label_counts;
   if (trainer_->residuals_loaded() > 0)
     LogLine(o_.name, absl::StrCat(trainer_->residuals_loaded(),

@@ -15,6 +15,7 @@
 #include <condition_variable>
 #include <deque>
 #include <memory>
+#include <optional>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -26,6 +27,7 @@
 
 #include "absl/status/statusor.h"
 #include "common/net/metrics_server.h"
+#include "client/adversary.h"
 #include "client/local_trainer.h"
 #include "client/model_cache.h"
 #include "common/net/accounting.h"
@@ -59,6 +61,9 @@ struct DaemonOptions {
   double heartbeat_s = 30;          // heartbeat after this long without a
                                     // feed message; 0: never
   TlsOptions tls;                   // CA, own certificate, token, --insecure
+  // --adversary MODE: this daemon lies (robustness experiments,
+  // client/adversary.h); empty: honest.
+  std::string adversary;
 };
 
 // Parses "0-24", "3", "0-4,10-14" into ascending unique ids.
@@ -120,6 +125,9 @@ class Daemon {
             Traffic kind, uint64_t bytes);
   void WriteRoundLine(int64_t round) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);  // caller holds mu_
   void BookFeedRequest(const v1::TaskFeedRequest& req);
+  // The token and session id as call metadata (common/net/call_metadata.h),
+  // on every call after Register.
+  void AddCallMetadata(grpc::ClientContext* ctx) const;
   // A model transfer: the bytes it counts for the clients it served, and
   // the bytes that crossed the wire (requests up, chunks down).
   struct DownloadBytes {
@@ -139,6 +147,7 @@ class Daemon {
   std::atomic<int64_t> closed_round_{0};
   std::unique_ptr<LocalTrainer> trainer_;
   bool send_label_counts_ = false;  // method hasa: histograms with the report
+  std::optional<Adversary> adversary_;  // --adversary; set by Create
   ByteLedger ledger_;
   ModelCache models_;  // each model version fetched once for all clients
 

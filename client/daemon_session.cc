@@ -14,6 +14,7 @@
 #include "absl/strings/str_cat.h"
 #include "client/daemon.h"
 #include "common/net/grpc_status.h"
+#include "common/net/call_metadata.h"
 #include "common/net/label_counts.h"
 #include "common/core/log.h"
 #include "common/net/wire.h"
@@ -100,15 +101,19 @@ absl::StatusOr<Daemon::SessionEnd> Daemon::Session(
     if (auto prep = Prepare(reply.config_yaml()); !prep.ok()) return prep;
 
   grpc::ClientContext feed_ctx;
+  AddCallMetadata(&feed_ctx);
   v1::TaskFeedRequest feed_req;
   feed_req.set_session_id(session_id_);
   for (int64_t c : o_.clients) {
     v1::LogicalClient* lc = feed_req.add_clients();
     lc->set_client_id(c);
-    lc->set_num_samples(trainer_->NumSamples(c));
+    lc->set_num_samples(adversary_ ? adversary_->ClaimSamples(trainer_->NumSamples(c))
+                                   : trainer_->NumSamples(c));
     lc->set_capacity(o_.capacity);
     if (send_label_counts_)
-      for (uint64_t n : trainer_->LabelCounts(c)) lc->add_label_counts(n);
+      for (uint64_t n : adversary_ ? adversary_->ClaimLabels(trainer_->LabelCounts(c))
+                                   : trainer_->LabelCounts(c))
+        lc->add_label_counts(n);
   }
   auto reader = stub.TaskFeed(&feed_ctx, feed_req);
   BookFeedRequest(feed_req);
@@ -190,6 +195,7 @@ void Daemon::HeartbeatLoop(v1::Coordinator::Stub* stub,
     req.set_session_id(session_id_);
     v1::HeartbeatReply reply;
     grpc::ClientContext ctx;
+    AddCallMetadata(&ctx);
     ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
     const grpc::Status st = stub->Heartbeat(&ctx, req, &reply);
     last_heard_ns_ = SteadyNs();
@@ -263,6 +269,15 @@ void Daemon::FlushRoundEndsLocked() {
     WriteRoundLine(ended_rounds_.front());
     ended_rounds_.pop_front();
   }
+}
+
+}  // namespace shefl
+
+namespace shefl {
+
+void Daemon::AddCallMetadata(grpc::ClientContext* ctx) const {
+  if (!token_.empty()) ctx->AddMetadata(kTokenMetadata, token_);
+  ctx->AddMetadata(kSessionMetadata, session_id_);
 }
 
 }  // namespace shefl

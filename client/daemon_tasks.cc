@@ -147,6 +147,7 @@ absl::StatusOr<ModelCache::Weights> Daemon::Download(
   v1::DownloadRequest alone = req;  // what each client's own would be
   for (int64_t c : also_for) req.add_also_for_clients(c);
   grpc::ClientContext ctx;
+  AddCallMetadata(&ctx);
   ctx.set_deadline(Deadline(task));
   auto reader = stub.DownloadModel(&ctx, req);
   const uint64_t dim = static_cast<uint64_t>(trainer_->dim());
@@ -207,6 +208,7 @@ absl::Status Daemon::Upload(v1::Coordinator::Stub& stub, const v1::Task& task,
   h.set_num_samples(u.num_samples);
   h.set_train_loss(u.train_loss);
   grpc::ClientContext ctx;
+  AddCallMetadata(&ctx);
   ctx.set_deadline(Deadline(task));
   v1::UploadReply reply;
   auto writer = stub.UploadDelta(&ctx, &reply);

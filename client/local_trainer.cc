@@ -100,7 +100,8 @@ absl::StatusOr<TrainedUpdate> LocalTrainer::Train(
     if (s.prox_mu > 0) p.prox_reference = global_flat;
     auto stats = LocalTrain(net, train_, shard->second, cfg, p);
     if (!stats.ok()) return stats.status();
-    const at::Tensor delta = Flatten(net) - global_flat;
+    at::Tensor delta = Flatten(net) - global_flat;
+    if (adversary_) adversary_->TamperDelta(&delta);
     TrainedUpdate out;
     auto encoded = compressor_->Compress(client, model, s.round, delta, k,
                                          &out.nnz);

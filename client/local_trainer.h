@@ -11,12 +11,14 @@
 
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include <c10/core/Device.h>
 
 #include "absl/status/statusor.h"
+#include "client/adversary.h"
 #include "client/delta_compressor.h"
 #include "common/core/config.h"
 #include "common/data/dataset.h"
@@ -78,6 +80,8 @@ class LocalTrainer {
     return compressor_->Settle(client, model, round, accepted);
   }
   int residuals_loaded() const { return residuals_loaded_; }
+  // A lying daemon (client/adversary.h); before the first Train only.
+  void SetAdversary(std::optional<Adversary> a) { adversary_ = std::move(a); }
 
  private:
   ExperimentConfig config_;
@@ -91,6 +95,7 @@ class LocalTrainer {
   std::unique_ptr<DeltaCompressor> compressor_;
   int64_t dim_ = 0;
   int residuals_loaded_ = 0;
+  std::optional<Adversary> adversary_;
 };
 
 }  // namespace shefl

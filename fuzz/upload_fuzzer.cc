@@ -1,5 +1,6 @@
 // Fuzzes the upload-stream assembler (server/upload_assembler.h) with the
-// chunk sequences a peer can send, driven the way ReadUploadBlob drives it.
+// chunk sequences a peer can send, driven the way the UploadDelta reactor
+// (server/coordinator_upload.cc) drives it.
 //
 // Input: the stream as it crosses the wire, gRPC's length-prefixed
 // messages (a 0 byte, a 4-byte big-endian length, a serialized DeltaChunk),

@@ -184,6 +184,7 @@ absl::Status ClientRegistry::ReportShardSize(const DaemonSession& s,
         kMaxShardSize, "]"));
   MutexLock lock(mu_);
   auto [it, fresh] = shard_size_.emplace(client, num_samples);
+  shard_bound_stale_ = shard_bound_stale_ || fresh;
   if (!fresh && it->second != num_samples)
     return absl::FailedPreconditionError(absl::StrCat(
         "client ", client, ": shard size ", num_samples,
@@ -233,7 +234,41 @@ std::map<int64_t, std::vector<uint64_t>> ClientRegistry::LabelCounts() const {
 
 std::map<int64_t, uint64_t> ClientRegistry::ShardSizes() const {
   MutexLock lock(mu_);
-  return shard_size_;
+  std::map<int64_t, uint64_t> out;
+  for (const auto& [id, claim] : shard_size_)
+    out.emplace(id, BoundedLocked(claim));
+  return out;
+}
+
+void ClientRegistry::SetShardMultiple(double multiple) {
+  MutexLock lock(mu_);
+  shard_multiple_ = multiple;
+  shard_bound_stale_ = true;
+}
+
+uint64_t ClientRegistry::BoundedLocked(uint64_t claim) const {
+  if (shard_multiple_ <= 0 || shard_size_.empty()) return claim;
+  if (shard_bound_stale_) {
+    std::vector<uint64_t> claims;
+    claims.reserve(shard_size_.size());
+    for (const auto& [id, c] : shard_size_) claims.push_back(c);
+    // The lower median: with two claims, one of them cannot raise it.
+    auto mid = claims.begin() + (claims.size() - 1) / 2;
+    std::nth_element(claims.begin(), mid, claims.end());
+    shard_bound_ = std::max(1.0, shard_multiple_ * static_cast<double>(*mid));
+    shard_bound_stale_ = false;
+  }
+  return static_cast<double>(claim) > shard_bound_
+             ? static_cast<uint64_t>(shard_bound_)
+             : claim;
+}
+
+int64_t ClientRegistry::ShardsBounded() const {
+  MutexLock lock(mu_);
+  int64_t n = 0;
+  for (const auto& [id, claim] : shard_size_)
+    n += BoundedLocked(claim) != claim;
+  return n;
 }
 
 uint32_t ClientRegistry::DeclaredCapacity(int64_t client) const {
@@ -250,7 +285,9 @@ std::map<int64_t, uint64_t> ClientRegistry::LabelBytes() const {
 double ClientRegistry::ShardSize(int64_t client) const {
   MutexLock lock(mu_);
   auto it = shard_size_.find(client);
-  return it == shard_size_.end() ? 1.0 : static_cast<double>(it->second);
+  if (it == shard_size_.end()) return 1.0;
+  return static_cast<double>(
+      BoundedLocked(it->second));
 }
 
 std::shared_ptr<DaemonSession> ClientRegistry::BySession(

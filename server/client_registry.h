@@ -15,6 +15,7 @@
 
 #include <chrono>
 #include <condition_variable>
+#include <atomic>
 #include <cstdint>
 #include <deque>
 #include <map>
@@ -56,6 +57,7 @@ struct DaemonSession {
   bool Hosts(int64_t client) const;
   FeedQueue feed;
   bool feed_open = false;  // guarded by the registry's mutex
+  std::atomic<int> open_feeds{0};  // TaskFeed handlers running (the service's cap)
 };
 
 class ClientRegistry {
@@ -73,9 +75,16 @@ class ClientRegistry {
   // returned false). Sizes outside [1, kMaxShardSize] are refused.
   absl::Status ReportShardSize(const DaemonSession& s, int64_t client,
                                uint64_t num_samples);
-  // The aggregation weight p_i of `client`: its reported shard size, or 1
-  // when none was reported.
+  // The aggregation weight p_i of `client`: its reported shard size (at
+  // most the shard bound), or 1 when none was reported.
   double ShardSize(int64_t client) const;
+  // robust.shard_multiple: ShardSize and ShardSizes take a claim above
+  // `multiple` x the median claim as that bound, so one daemon claiming
+  // 2^32 samples cannot take a member's whole weight or HASA's scores;
+  // 0 (the default): as claimed.
+  void SetShardMultiple(double multiple);
+  // Claims ShardSize / ShardSizes have bounded so far (clients).
+  int64_t ShardsBounded() const;
   static constexpr uint64_t kMaxShardSize = uint64_t{1} << 32;
 
   // What a daemon declares of a client beside its shard size: its label
@@ -89,7 +98,7 @@ class ClientRegistry {
   static constexpr size_t kMaxClasses = 1 << 20;
   // Reported label histograms by client (those reported so far).
   std::map<int64_t, std::vector<uint64_t>> LabelCounts() const;
-  // Reported shard sizes by client.
+  // Reported shard sizes by client (bounded as ShardSize is).
   std::map<int64_t, uint64_t> ShardSizes() const;
   // The declared capacity of `client`, 0 when none.
   uint32_t DeclaredCapacity(int64_t client) const;
@@ -118,6 +127,10 @@ class ClientRegistry {
   // The first registrant of each client.
   std::map<int64_t, std::string> client_identity_ ABSL_GUARDED_BY(mu_);
   std::map<int64_t, uint64_t> shard_size_ ABSL_GUARDED_BY(mu_);
+  double shard_multiple_ ABSL_GUARDED_BY(mu_) = 0;
+  // shard_multiple_ x the median claim; recomputed when a claim arrives.
+  mutable double shard_bound_ ABSL_GUARDED_BY(mu_) = 0;
+  mutable bool shard_bound_stale_ ABSL_GUARDED_BY(mu_) = false;
   std::map<int64_t, std::vector<uint64_t>> label_counts_ ABSL_GUARDED_BY(mu_);
   std::map<int64_t, uint32_t> capacity_ ABSL_GUARDED_BY(mu_);
   std::map<int64_t, uint64_t> label_bytes_ ABSL_GUARDED_BY(mu_);
@@ -129,6 +142,8 @@ class ClientRegistry {
                                                   const std::string& identity,
                                                   uint32_t n) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::Status CheckClaims(const DaemonSession& s) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // A claim as ShardSize returns it (0 multiple: unchanged).
+  uint64_t BoundedLocked(uint64_t claim) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // By value: callers pass a map's own entry, which Drop erases.
   void Drop(std::shared_ptr<DaemonSession> old) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 };

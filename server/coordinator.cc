@@ -16,6 +16,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "common/core/failpoint.h"
+#include "server/robust_round.h"
 #include "common/core/log.h"
 #include "common/fed/lr_schedule.h"
 #include "server/eval_report.h"
@@ -146,9 +147,13 @@ absl::Status Coordinator::RunRound(int64_t t) {
                          round_state->accepted(), "/", round_state->expected(),
                          " updates in"));
   absl::StatusOr<int64_t> not_published = 0;
+  nlohmann::json robust;
   if (fens_) {
     if (auto st = KeepFensMembers(aggregators); !st.ok()) return st;
   } else {
+    robust = BoundRoundUpdates(cfg, &aggregators,
+                               state_->registry.ShardsBounded(),
+                               &state_->metrics);
     not_published = Aggregate(aggregators);
   }
   if (!not_published.ok()) return not_published.status();
@@ -185,6 +190,8 @@ absl::Status Coordinator::RunRound(int64_t t) {
   rec.line["wait_seconds"] = waited;
   rec.line["record_wait_seconds"] = record_wait;
   rec.line["models_not_published"] = *not_published;
+  if (!robust.is_null()) rec.line["robust"] = std::move(robust);
+  rec.line["max_abs_weight"] = max_abs_weight_;
   const DownloadBook::Bytes dl = state_->downloads.Round(round);
   rec.line["download_bytes_logical"] = dl.logical();
   rec.line["download_bytes_physical"] = dl.physical();
@@ -337,7 +344,12 @@ void Coordinator::PushTasks(const std::map<int64_t, v1::FeedMessage>& tasks) {
 absl::StatusOr<int64_t> Coordinator::Aggregate(
     std::vector<ModelAggregator>& aggs) {
   int64_t not_published = 0;
+  // Over every member, updated this round or not.
+  max_abs_weight_ = 0;
   for (size_t m = 0; m < aggs.size(); ++m) {
+    if (aggs[m].num_updates() == 0)
+      max_abs_weight_ =
+          std::max(max_abs_weight_, MaxAbsWeight(*state_->store->Get(m)));
     if (aggs[m].num_updates() == 0) continue;
     std::vector<float> w = *state_->store->Get(m);
     if (server_opt_ && server_opt_->active()) {
@@ -361,8 +373,10 @@ absl::StatusOr<int64_t> Coordinator::Aggregate(
                            "; kept the previous model"));
       continue;
     }
+    max_abs_weight_ = std::max(max_abs_weight_, MaxAbsWeight(w));
     state_->store->Publish(m, std::move(w));
   }
+  state_->metrics.SetMaxAbsWeight(max_abs_weight_);
   return not_published;
 }
 

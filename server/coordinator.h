@@ -127,6 +127,7 @@ class Coordinator {
   std::unique_ptr<HealthPort> health_port_;  // --health-listen
   std::unique_ptr<MetricsServer> exposer_;
   int port_ = 0;
+  double max_abs_weight_ = 0;  // over the members, after Aggregate
   int64_t first_round_ = 0;  // t of the first round this process runs
   double metrics_linger_s_ = 0;
 

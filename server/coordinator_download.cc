@@ -15,6 +15,12 @@ grpc::Status CoordinatorService::DownloadModel(
     grpc::ServerContext* ctx, const v1::DownloadRequest* req,
     grpc::ServerWriter<v1::ModelChunk>* writer) {
   const auto watched = watchdog_.Watch(ctx, StreamUntil());
+  if (auto st = CheckCallStart(ctx); !st.ok())
+    return Refuse("download", st, WireSize(*req), false, /*in_round=*/false);
+  if (!s_->registry.BySession(req->session_id()))
+    return Refuse("download",
+                  absl::UnauthenticatedError("unknown session: register first"),
+                  WireSize(*req), false, /*in_round=*/false);
   const int64_t round = req->round(), client = req->client_id();
   const int64_t model = req->model_id();
   auto session = s_->registry.BySession(req->session_id());

@@ -145,6 +145,21 @@ CoordinatorMetrics::CoordinatorMetrics()
                               "(the previous model was kept)")
                         .Register(r)
                         .Add({});
+  robust_ = &prometheus::BuildCounter()
+                 .Name("shefl_robust_updates_total")
+                 .Help("Updates the robust bounds left out or clipped, and "
+                       "coordinate values trimming moved (by action)")
+                 .Register(r);
+  max_abs_weight_ = &prometheus::BuildGauge()
+                         .Name("shefl_model_max_abs_weight")
+                         .Help("Largest weight magnitude over the members "
+                               "after the last aggregation")
+                         .Register(r)
+                         .Add({});
+}
+
+void CoordinatorMetrics::CountRobust(const std::string& action, int64_t n) {
+  if (n > 0) robust_->Add({{"action", action}}).Increment(static_cast<double>(n));
 }
 
 void CoordinatorMetrics::CountRefusal(const std::string& rpc,

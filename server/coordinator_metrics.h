@@ -64,6 +64,11 @@ class CoordinatorMetrics {
                     uint64_t bytes);
   // An aggregate with a non-finite weight that was not published.
   void CountModelNotPublished() { not_published_->Increment(); }
+  // The robust bounds' work on a closed round (common/fed/robust.h):
+  // `action` refused_norm | clipped_norm | trimmed_values.
+  void CountRobust(const std::string& action, int64_t n);
+  // The largest weight magnitude over the published members.
+  void SetMaxAbsWeight(double v) { max_abs_weight_->Set(v); }
   void SetClientsConnected(int64_t n) {
     clients_connected_->Set(static_cast<double>(n));
   }
@@ -93,6 +98,8 @@ class CoordinatorMetrics {
   prometheus::Family<prometheus::Counter>* refusals_;
   prometheus::Counter* refused_bytes_;
   prometheus::Counter* not_published_;
+  prometheus::Family<prometheus::Counter>* robust_ = nullptr;
+  prometheus::Gauge* max_abs_weight_ = nullptr;
 };
 
 }  // namespace shefl

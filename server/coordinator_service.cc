@@ -1,6 +1,8 @@
 #include "server/coordinator_service.h"
 
 #include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <set>
 #include <cstring>
 
@@ -26,17 +28,66 @@ void CoordinatorService::Book(int64_t round, int64_t client, int64_t model,
 
 grpc::Status CoordinatorService::Refuse(const std::string& rpc,
                                         const absl::Status& st, uint64_t bytes,
-                                        bool update) {
+                                        bool update, bool in_round) {
   const std::string reason = RefusalReason(st);
-  if (auto open = s_->open_round()) open->CountRefusal(reason, bytes, update);
+  if (in_round)
+    if (auto open = s_->open_round()) open->CountRefusal(reason, bytes, update);
   s_->metrics.CountRefusal(rpc, reason, bytes);
-  if (update) s_->metrics.CountUpdate(reason == "late" ? "late" : "rejected");
-  LogLine("coordinator", absl::StrCat("refused ", rpc, " (", reason, "): ",
-                                      LogSafe(std::string(st.message()), 200)));
+  if (update && in_round)
+    s_->metrics.CountUpdate(reason == "late" ? "late" : "rejected");
+  LogRefusal(absl::StrCat("refused ", rpc, " (", reason, "): ",
+                          LogSafe(std::string(st.message()), 200)));
   return ToGrpc(st);
 }
 
-std::string CoordinatorService::PeerIdentity(grpc::ServerContext* ctx) const {
+// A flood of refusals must not become a flood of log lines (nor fill the
+// disk): kLogsPerSecond a second, then one line with the count left out.
+void CoordinatorService::LogRefusal(const std::string& line) {
+  const int64_t now = std::chrono::duration_cast<std::chrono::seconds>(
+                          std::chrono::steady_clock::now().time_since_epoch())
+                          .count();
+  int64_t skipped = 0;
+  {
+    MutexLock lock(log_mu_);
+    if (now != log_second_) {
+      skipped = unlogged_;
+      log_second_ = now;
+      logged_ = 0;
+      unlogged_ = 0;
+    }
+    if (logged_ >= kLogsPerSecond) {
+      ++unlogged_;
+      return;
+    }
+    ++logged_;
+  }
+  if (skipped > 0)
+    LogLine("coordinator", absl::StrCat(skipped, " more refusals not logged "
+                                        "(at most ", kLogsPerSecond,
+                                        " lines a second)"));
+  LogLine("coordinator", line);
+}
+
+absl::Status CoordinatorService::CheckCallStart(
+    grpc::ServerContextBase* ctx) const {
+  const auto& md = ctx->client_metadata();
+  if (!s_->token.empty()) {
+    auto it = md.find(kTokenMetadata);
+    if (it == md.end() ||
+        !TokensEqual(std::string_view(it->second.data(), it->second.size()),
+                     s_->token))
+      return absl::UnauthenticatedError(
+          "wrong or missing token (call metadata shefl-token)");
+  }
+  auto it = md.find(kSessionMetadata);
+  if (it == md.end()) return absl::OkStatus();  // checked with the request
+  auto session = s_->registry.BySession(
+      std::string(it->second.data(), it->second.size()));
+  if (!session) return absl::UnauthenticatedError("unknown session: register first");
+  return CheckCaller(session.get(), PeerIdentity(ctx));
+}
+
+std::string CoordinatorService::PeerIdentity(grpc::ServerContextBase* ctx) const {
   auto auth = ctx->auth_context();
   if (auth && auth->IsPeerAuthenticated()) {
     std::string id = "cert:";
@@ -85,11 +136,28 @@ grpc::Status CoordinatorService::Register(grpc::ServerContext* ctx,
 grpc::Status CoordinatorService::TaskFeed(
     grpc::ServerContext* ctx, const v1::TaskFeedRequest* req,
     grpc::ServerWriter<v1::FeedMessage>* writer) {
+  if (auto st = CheckCallStart(ctx); !st.ok())
+    return Refuse("feed", st, WireSize(*req), false, /*in_round=*/false);
   auto session = s_->registry.BySession(req->session_id());
   if (!session)
     return Refuse("feed", absl::UnauthenticatedError(
                               "unknown session: register first"),
+                  WireSize(*req), false, /*in_round=*/false);
+  // A feed holds a server thread: a session gets kMaxFeeds at once (a
+  // reconnecting daemon's new feed may overlap its old one briefly).
+  struct FeedSlot {
+    std::atomic<int>* n;
+    ~FeedSlot() { --*n; }
+  };
+  if (++session->open_feeds > kMaxFeeds) {
+    --session->open_feeds;
+    return Refuse("feed", WithReason(absl::ResourceExhaustedError(absl::StrCat(
+                                         "session already has ", kMaxFeeds,
+                                         " feeds open")),
+                                     "too_many_streams"),
                   WireSize(*req));
+  }
+  const FeedSlot slot{&session->open_feeds};
   // Refused whole, before it opens: a daemon reports only the clients it
   // registered, so a report of another one is not a daemon's mistake.
   absl::Status owner = CheckCaller(session.get(), PeerIdentity(ctx));
@@ -168,10 +236,12 @@ grpc::Status CoordinatorService::TaskFeed(
 grpc::Status CoordinatorService::Heartbeat(grpc::ServerContext* ctx,
                                            const v1::HeartbeatRequest* req,
                                            v1::HeartbeatReply* reply) {
+  if (auto st = CheckCallStart(ctx); !st.ok())
+    return Refuse("heartbeat", st, WireSize(*req), false, /*in_round=*/false);
   auto session = s_->registry.BySession(req->session_id());
   if (!session)
     return Refuse("heartbeat", absl::UnauthenticatedError("unknown session"),
-                  WireSize(*req));
+                  WireSize(*req), false, /*in_round=*/false);
   if (auto st = CheckCaller(session.get(), PeerIdentity(ctx)); !st.ok())
     return Refuse("heartbeat", st, WireSize(*req));
   const int64_t round = s_->current_round();

@@ -3,18 +3,25 @@
 // ledger, and hand the work to the shared CoordinatorState; the round loop
 // (server/coordinator.cc) does the rest. Register, TaskFeed and Heartbeat
 // are in coordinator_service.cc, DownloadModel in coordinator_download.cc,
-// UploadDelta in coordinator_upload.cc. Thread-safe: gRPC calls the
-// handlers on many threads; all shared state is CoordinatorState's.
+// UploadDelta in coordinator_upload.cc. UploadDelta uses gRPC's callback
+// API (a waiting stream holds no thread), the others the synchronous one
+// (their requests arrive whole before a handler runs). Every call's
+// metadata token is checked before any work (CheckCallStart).
+// Thread-safe: gRPC calls the handlers on many threads; all shared state
+// is CoordinatorState's.
 #ifndef SHEFL_SERVER_COORDINATOR_SERVICE_H_
 #define SHEFL_SERVER_COORDINATOR_SERVICE_H_
 
+#include "common/net/call_metadata.h"
 #include "server/coordinator_state.h"
 #include "server/stream_watchdog.h"
 #include "shefl.grpc.pb.h"
 
 namespace shefl {
 
-class CoordinatorService final : public v1::Coordinator::Service {
+class CoordinatorService final
+    : public v1::Coordinator::WithCallbackMethod_UploadDelta<
+          v1::Coordinator::Service> {
  public:
   explicit CoordinatorService(CoordinatorState* state) : s_(state) {}
 
@@ -27,9 +34,8 @@ class CoordinatorService final : public v1::Coordinator::Service {
   grpc::Status DownloadModel(
       grpc::ServerContext* ctx, const v1::DownloadRequest* req,
       grpc::ServerWriter<v1::ModelChunk>* writer) override;
-  grpc::Status UploadDelta(grpc::ServerContext* ctx,
-                           grpc::ServerReader<v1::DeltaChunk>* reader,
-                           v1::UploadReply* reply) override;
+  grpc::ServerReadReactor<v1::DeltaChunk>* UploadDelta(
+      grpc::CallbackServerContext* ctx, v1::UploadReply* reply) override;
   grpc::Status Heartbeat(grpc::ServerContext* ctx,
                          const v1::HeartbeatRequest* req,
                          v1::HeartbeatReply* reply) override;
@@ -38,24 +44,39 @@ class CoordinatorService final : public v1::Coordinator::Service {
   // Books one message in the ledger and the byte metrics.
   void Book(int64_t round, int64_t client, int64_t model, Direction dir,
             Traffic kind, uint64_t bytes);
-  // Reads, validates, decodes and buffers one upload; returns the round it
-  // went into (which waits for the caller's Replied()). Adds the bytes it
-  // read to `bytes_read`. The caller counts refusals.
-  absl::StatusOr<std::shared_ptr<RoundState>> ReceiveUpload(
-      grpc::ServerReader<v1::DeltaChunk>* reader, const v1::DeltaChunk& first,
-      uint64_t* bytes_read);
-  absl::StatusOr<std::string> ReadUploadBlob(
-      grpc::ServerReader<v1::DeltaChunk>* reader, const v1::DeltaChunk& first,
-      uint64_t* bytes_read);
+  class UploadReactor;
+  // What an upload header was checked against: the open round it goes
+  // into, its budget k and the most bytes its blob may have.
+  struct UploadPlan {
+    std::shared_ptr<RoundState> state;
+    int64_t k = 0;
+    uint64_t limit = 0;
+  };
+  // Everything that can be checked before the blob: owner, round,
+  // assignment, version, not already received, declared size.
+  absl::StatusOr<UploadPlan> CheckUploadHeader(const v1::UploadHeader& h) const;
+  // Decodes, bounds and buffers the blob into plan.state (which then waits
+  // for the caller's Replied()).
+  absl::Status AcceptUpload(const v1::UploadHeader& h, const UploadPlan& plan,
+                            const std::string& blob);
+  // At the start of every call but Register: the metadata token (when the
+  // run has one) and, when the caller sends one, its session and identity.
+  absl::Status CheckCallStart(grpc::ServerContextBase* ctx) const;
   // Books a served download (`down`: the chunk bytes written).
   void BookDownload(const v1::DownloadRequest& req, uint64_t down);
   // Counts a refused RPC (by reason; an upload also as rejected or late),
-  // logs it, and returns its gRPC status. Its bytes stay out of the ledger.
+  // logs it (at most kLogsPerSecond lines a second, then a count of those
+  // left out), and returns its gRPC status. Its bytes stay out of the
+  // ledger. `in_round`: false for a call without a live session (no token,
+  // unknown session), which is counted on /metrics only, never in the
+  // open round's record.
   grpc::Status Refuse(const std::string& rpc, const absl::Status& st,
-                      uint64_t bytes, bool update = false);
+                      uint64_t bytes, bool update = false,
+                      bool in_round = true);
+  void LogRefusal(const std::string& line);
   // "cert:<peer identity>" under mutual TLS, else "token" (or "anonymous"
   // when no token is asked for).
-  std::string PeerIdentity(grpc::ServerContext* ctx) const;
+  std::string PeerIdentity(grpc::ServerContextBase* ctx) const;
 
   // When an upload or download stream opened now is cancelled: the open
   // round's deadline plus kStreamGrace (now plus it between rounds).
@@ -65,8 +86,15 @@ class CoordinatorService final : public v1::Coordinator::Service {
   static constexpr size_t kMaxNameBytes = 128;
   static constexpr std::chrono::seconds kStreamGrace{5};
 
+  static constexpr int kLogsPerSecond = 20;
+  static constexpr int kMaxFeeds = 2;  // open TaskFeeds per session
+
   CoordinatorState* s_;
   StreamWatchdog watchdog_;
+  Mutex log_mu_;
+  int64_t log_second_ ABSL_GUARDED_BY(log_mu_) = 0;
+  int logged_ ABSL_GUARDED_BY(log_mu_) = 0;
+  int64_t unlogged_ ABSL_GUARDED_BY(log_mu_) = 0;
 };
 
 }  // namespace shefl

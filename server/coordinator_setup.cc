@@ -204,6 +204,13 @@ absl::Status Coordinator::StartServers(
     const CoordinatorOptions& o,
     const std::shared_ptr<grpc::ServerCredentials>& creds) {
   metrics_linger_s_ = o.metrics_linger_s;
+  // Every peer's connection takes a descriptor; rounds.jsonl and the
+  // checkpoints must still open.
+  const uint64_t files = RaiseFileLimit();
+  if (files < 4096)
+    LogLine("coordinator", absl::StrCat("open-file limit is ", files,
+                                        ": raise it (ulimit -n) to serve "
+                                        "many daemons"));
   auto exposer = MetricsServer::Start(o.metrics_listen, state_->metrics.registry());
   if (!exposer.ok()) return exposer.status();
   exposer_ = std::move(*exposer);

@@ -63,7 +63,10 @@ struct CoordinatorState {
       : config(std::move(cfg)),
         config_yaml(ConfigToYaml(config)),
         store(std::move(models)),
-        registry(config.clients.num_clients) {}
+        registry(config.clients.num_clients) {
+    if (config.aggregation.robust)
+      registry.SetShardMultiple(config.robust.shard_multiple);
+  }
 
   const ExperimentConfig config;
   const std::string config_yaml;

@@ -1,11 +1,17 @@
-// The coordinator's UploadDelta: caller checks, the chunked stream put
-// together by UploadAssembler, validation and buffering into the open
-// round, and the booking of accepted bytes only.
+// The coordinator's UploadDelta, on gRPC's callback API: a stream costs no
+// thread while it waits for bytes, so silent streams cannot use up the
+// server. The caller's token (call metadata) and session are checked when
+// the call starts; the header (first chunk) is checked against the open
+// round -- assignment, version, a second upload of the pair, the declared
+// size against the budget's bound -- before any blob byte is read or
+// reserved; then UploadAssembler puts the stream together, and the delta is
+// validated and buffered into the round. Only accepted bytes are booked.
 #include <cstring>
+#include <optional>
 
 #include "absl/strings/str_cat.h"
+#include "common/fed/robust.h"
 #include "common/net/grpc_status.h"
-#include "common/net/label_counts.h"
 #include "common/net/wire.h"
 #include "common/sparse/codec.h"
 #include "server/caller_checks.h"
@@ -14,10 +20,8 @@
 
 namespace shefl {
 
-absl::StatusOr<std::shared_ptr<RoundState>> CoordinatorService::ReceiveUpload(
-    grpc::ServerReader<v1::DeltaChunk>* reader, const v1::DeltaChunk& first,
-    uint64_t* bytes_read) {
-  const v1::UploadHeader& h = first.header();
+absl::StatusOr<CoordinatorService::UploadPlan> CoordinatorService::CheckUploadHeader(
+    const v1::UploadHeader& h) const {
   const int64_t client = h.client_id(), model = h.model_id();
   auto session = s_->registry.BySession(h.session_id());
   if (auto st = CheckOwner(session.get(), client); !st.ok()) return st;
@@ -37,58 +41,47 @@ absl::StatusOr<std::shared_ptr<RoundState>> CoordinatorService::ReceiveUpload(
     return WithReason(st, st.code() == absl::StatusCode::kPermissionDenied
                               ? "not_assigned"
                               : "stale");
+  // A second upload of the pair is refused here, before its blob is read.
+  if (auto st = state->CheckNotReceived(client, model); !st.ok()) return st;
   auto k = state->Budget(client, model);
   if (!k.ok()) return k.status();
   auto vt = ParseValueType(s_->config.compression.value_type);
   if (!vt.ok()) return vt.status();
-  const uint64_t d = s_->store->dim();
-  const uint64_t limit = PredictEncodedSizeUpperBound(d, *k, *vt);
+  const uint64_t limit = PredictEncodedSizeUpperBound(s_->store->dim(), *k, *vt);
   if (h.encoded_size() > limit)
     return WithReason(absl::InvalidArgumentError(absl::StrCat(
                           "oversize upload: ", h.encoded_size(),
                           " bytes declared, k = ", *k, " allows at most ",
                           limit)),
                       "oversize");
-  auto blob = ReadUploadBlob(reader, first, bytes_read);
-  if (!blob.ok()) return blob.status();
-  auto delta = DecodeSparseDelta(*blob, d, *k);
+  return UploadPlan{state, *k, limit};
+}
+
+absl::Status CoordinatorService::AcceptUpload(const v1::UploadHeader& h,
+                                              const UploadPlan& plan,
+                                              const std::string& blob) {
+  const uint64_t d = s_->store->dim();
+  auto delta = DecodeSparseDelta(blob, d, plan.k);
   if (!delta.ok()) {
     // Well formed but with more than k entries is over budget, not a bad
     // delta: decoded again with k bounded by the blob alone (a value takes
     // 2 bytes at least, so what is allocated stays within twice the blob),
     // it is left to Accept to refuse as over_budget.
-    auto wide = DecodeSparseDelta(*blob, d,
-                                  std::min<uint64_t>(d, blob->size() / 2));
+    auto wide = DecodeSparseDelta(blob, d,
+                                  std::min<uint64_t>(d, blob.size() / 2));
     if (!wide.ok()) return WithReason(delta.status(), "bad_delta");
     delta = std::move(wide);
   }
+  // aggregation.robust: a coordinate beyond robust.max_abs is refused
+  // here, so the sender hears of it (common/fed/robust.h).
+  if (s_->config.aggregation.robust)
+    if (auto st = CheckMagnitude(*delta, s_->config.robust.max_abs); !st.ok())
+      return WithReason(st, "magnitude");
   // The weight p_i is what the coordinator knows (the shard size the
-  // daemon reported once), never the upload header's claim.
-  if (auto st = state->Accept(client, model, s_->registry.ShardSize(client),
-                              std::move(*delta));
-      !st.ok())
-    return st;
-  return state;
-}
-
-// The rest of the stream, put together by UploadAssembler (its rules: each
-// chunk non-empty, the whole exactly the declared size). Every chunk read is
-// counted, the one that ends the stream with a refusal included.
-absl::StatusOr<std::string> CoordinatorService::ReadUploadBlob(
-    grpc::ServerReader<v1::DeltaChunk>* reader, const v1::DeltaChunk& first,
-    uint64_t* bytes_read) {
-  // ReceiveUpload checked the size against the budget's tighter bound; this
-  // one is the largest delta the codec can encode at all.
-  UploadAssembler upload(PredictEncodedSizeUpperBound(
-      kCodecMaxDim, kCodecMaxDim, ValueType::kFp32));
-  if (auto st = upload.Begin(first); !st.ok()) return st;
-  v1::DeltaChunk chunk;
-  // Once complete, one more chunk is read: it would be past the size.
-  while (reader->Read(&chunk)) {
-    *bytes_read += WireSize(chunk);
-    if (auto st = upload.Add(chunk); !st.ok()) return st;
-  }
-  return upload.Finish();
+  // daemon reported once, bounded), never the upload header's claim.
+  return plan.state->Accept(h.client_id(), h.model_id(),
+                            s_->registry.ShardSize(h.client_id()),
+                            std::move(*delta));
 }
 
 StreamWatchdog::Clock::time_point CoordinatorService::StreamUntil() const {
@@ -98,55 +91,116 @@ StreamWatchdog::Clock::time_point CoordinatorService::StreamUntil() const {
   return open->deadline() + kStreamGrace;
 }
 
-namespace {
+// One UploadDelta stream. gRPC calls OnReadDone for each chunk on its own
+// threads, one at a time; the reactor ends with exactly one Finish and is
+// deleted in OnDone.
+class CoordinatorService::UploadReactor
+    : public grpc::ServerReadReactor<v1::DeltaChunk> {
+ public:
+  UploadReactor(CoordinatorService* service, grpc::CallbackServerContext* ctx,
+                v1::UploadReply* reply)
+      : svc_(service), ctx_(ctx), reply_(reply) {
+    // Until its header arrives a stream gets kHeaderWait; then until its
+    // round's deadline (plus grace).
+    guard_.emplace(svc_->watchdog_.Watch(
+        ctx_, StreamWatchdog::Clock::now() + kHeaderWait));
+    if (auto st = svc_->CheckCallStart(ctx_); !st.ok()) {
+      End(svc_->Refuse("upload", st, 0, true, /*in_round=*/false));
+      return;
+    }
+    StartRead(&chunk_);
+  }
 
-absl::Status TimedOut(grpc::ServerContext* ctx, absl::Status st) {
-  if (!ctx->IsCancelled()) return st;
-  return WithReason(absl::DeadlineExceededError(
-                        "stream cancelled: still open 5 s after its round's "
-                        "deadline"),
-                    "timeout");
-}
+  void OnReadDone(bool ok) override {
+    if (!ok) return Complete();
+    bytes_ += WireSize(chunk_);
+    if (!plan_) return Header();
+    if (auto st = assembler_->Add(chunk_); !st.ok()) return Fail(st);
+    StartRead(&chunk_);
+  }
 
-}  // namespace
+  void OnDone() override { delete this; }
 
-grpc::Status CoordinatorService::UploadDelta(
-    grpc::ServerContext* ctx, grpc::ServerReader<v1::DeltaChunk>* reader,
-    v1::UploadReply* reply) {
-  const auto watched = watchdog_.Watch(ctx, StreamUntil());
-  v1::DeltaChunk first;
-  if (!reader->Read(&first))
-    return Refuse("upload",
-                  TimedOut(ctx, absl::InvalidArgumentError(
-                                    "malformed upload: empty stream")),
-                  0, true);
-  uint64_t bytes = WireSize(first);
-  if (!first.has_header())
-    return Refuse("upload",
-                  absl::InvalidArgumentError("malformed upload: no header"),
-                  bytes, true);
-  const v1::UploadHeader& h = first.header();
-  const absl::Status caller = CheckCaller(
-      s_->registry.BySession(h.session_id()).get(), PeerIdentity(ctx));
-  auto into = caller.ok() ? ReceiveUpload(reader, first, &bytes)
-                          : absl::StatusOr<std::shared_ptr<RoundState>>(caller);
-  if (!into.ok())
-    return Refuse("upload",
-                  WithContext(TimedOut(ctx, into.status()),
-                              absl::StrCat("client ", h.client_id(), " model ",
-                                           h.model_id(), " round ", h.round(),
-                                           ": ")),
-                  bytes, true);
-  // Booked only now: the ledger holds authenticated, accepted traffic.
-  const int64_t round = static_cast<int64_t>(h.round());
-  Book(round, h.client_id(), h.model_id(), Direction::kUp, Traffic::kPayload,
-       bytes);
-  s_->metrics.CountUpdate("accepted");
-  reply->set_accepted(true);
-  Book(round, h.client_id(), h.model_id(), Direction::kDown, Traffic::kControl,
-       WireSize(*reply));
-  (*into)->Replied(h.client_id(), h.model_id());
-  return grpc::Status::OK;
+ private:
+  static constexpr std::chrono::seconds kHeaderWait{10};
+
+  void Header() {
+    if (!chunk_.has_header())
+      return Fail(absl::InvalidArgumentError("malformed upload: no header"),
+                  /*in_round=*/false);
+    header_ = chunk_.header();
+    const absl::Status caller = CheckCaller(
+        svc_->s_->registry.BySession(header_.session_id()).get(),
+        svc_->PeerIdentity(ctx_));
+    if (!caller.ok()) return Fail(caller, /*in_round=*/false);
+    auto plan = svc_->CheckUploadHeader(header_);
+    if (!plan.ok()) return Fail(plan.status());
+    plan_ = std::move(*plan);
+    guard_.reset();
+    guard_.emplace(svc_->watchdog_.Watch(ctx_, svc_->StreamUntil()));
+    assembler_.emplace(plan_->limit);
+    if (auto st = assembler_->Begin(chunk_); !st.ok()) return Fail(st);
+    StartRead(&chunk_);
+  }
+
+  // The stream ended (or was cancelled).
+  void Complete() {
+    if (!plan_)
+      return Fail(absl::InvalidArgumentError("malformed upload: empty stream"),
+                  /*in_round=*/false);
+    auto blob = assembler_->Finish();
+    if (!blob.ok()) return Fail(blob.status());
+    if (auto st = svc_->AcceptUpload(header_, *plan_, *blob); !st.ok()) {
+      // Its owner sent it and was refused: the round waits no longer.
+      if (!IsLate(st) && st.code() != absl::StatusCode::kAlreadyExists)
+        plan_->state->Forfeit(header_.client_id(), header_.model_id());
+      return Fail(st);
+    }
+    // Booked only now: the ledger holds authenticated, accepted traffic.
+    const int64_t round = static_cast<int64_t>(header_.round());
+    svc_->Book(round, header_.client_id(), header_.model_id(), Direction::kUp,
+               Traffic::kPayload, bytes_);
+    svc_->s_->metrics.CountUpdate("accepted");
+    reply_->set_accepted(true);
+    svc_->Book(round, header_.client_id(), header_.model_id(),
+               Direction::kDown, Traffic::kControl, WireSize(*reply_));
+    plan_->state->Replied(header_.client_id(), header_.model_id());
+    End(grpc::Status::OK);
+  }
+
+  void Fail(const absl::Status& st, bool in_round = true) {
+    absl::Status why = st;
+    if (ctx_->IsCancelled())
+      why = WithReason(absl::DeadlineExceededError(
+                           "stream cancelled: no header within 10 s, or "
+                           "still open 5 s after its round's deadline"),
+                       "timeout");
+    if (plan_ || chunk_.has_header())
+      why = WithContext(why, absl::StrCat("client ", header_.client_id(),
+                                          " model ", header_.model_id(),
+                                          " round ", header_.round(), ": "));
+    End(svc_->Refuse("upload", why, bytes_, true, in_round));
+  }
+
+  void End(const grpc::Status& status) {
+    guard_.reset();
+    Finish(status);
+  }
+
+  CoordinatorService* const svc_;
+  grpc::CallbackServerContext* const ctx_;
+  v1::UploadReply* const reply_;
+  std::optional<StreamWatchdog::Guard> guard_;
+  v1::DeltaChunk chunk_;
+  v1::UploadHeader header_;
+  std::optional<UploadPlan> plan_;
+  std::optional<UploadAssembler> assembler_;
+  uint64_t bytes_ = 0;
+};
+
+grpc::ServerReadReactor<v1::DeltaChunk>* CoordinatorService::UploadDelta(
+    grpc::CallbackServerContext* ctx, v1::UploadReply* reply) {
+  return new UploadReactor(this, ctx, reply);
 }
 
 }  // namespace shefl

@@ -16,7 +16,7 @@ StreamWatchdog::~StreamWatchdog() {
   thread_.join();
 }
 
-StreamWatchdog::Guard StreamWatchdog::Watch(grpc::ServerContext* ctx,
+StreamWatchdog::Guard StreamWatchdog::Watch(grpc::ServerContextBase* ctx,
                                             Clock::time_point until) {
   MutexLock lock(mu_);
   const uint64_t id = next_id_++;

@@ -19,7 +19,7 @@
 #include "common/core/mutex.h"
 
 namespace grpc {
-class ServerContext;
+class ServerContextBase;
 }
 
 namespace shefl {
@@ -46,13 +46,13 @@ class StreamWatchdog {
     StreamWatchdog* w_;
     uint64_t id_;
   };
-  Guard Watch(grpc::ServerContext* ctx, Clock::time_point until);
+  Guard Watch(grpc::ServerContextBase* ctx, Clock::time_point until);
 
   int64_t cancelled() const;  // streams cancelled so far
 
  private:
   struct Entry {
-    grpc::ServerContext* ctx;
+    grpc::ServerContextBase* ctx;
     Clock::time_point until;
   };
   void Forget(uint64_t id);

@@ -144,6 +144,33 @@ struct AggregationConfig {
   double server_momentum = 0.9;         // mu (momentum); beta1 (adam)
   double server_beta2 = 0.99;           // adam
   double server_epsilon = 1e-3;         // adam's tau
+  // Defences against a participant that sends a harmful update or claim
+  // (common/fed/robust.h; the bounds are RobustConfig). On by default:
+  // honest updates are not touched by them (docs/SECURITY.md has the
+  // figures), so a clean run's models equal a run with them off.
+  bool robust = true;
+};
+
+// The bounds applied when aggregation.robust is on (common/fed/robust.h).
+struct RobustConfig {
+  // An update with a coordinate above this in magnitude is refused at its
+  // upload (reason `magnitude`); 0: no bound.
+  double max_abs = 1e4;
+  // Each member update's L2 norm against the median norm of the round's
+  // updates (every member's): above refuse_multiple x median it is left
+  // out of the aggregate, above clip_multiple x median it is scaled down
+  // to that bound; 0 turns either off.
+  double clip_multiple = 4;
+  double refuse_multiple = 20;
+  // An absolute L2 bound every update is scaled down to; 0: none.
+  double norm_bound = 0;
+  // Coordinate-wise trimming over a member's senders: at each coordinate
+  // the floor(trim x n) lowest and highest of the n values (absent ones
+  // count as 0) bound the others (winsorising); 0: off, 0.5: the median.
+  double trim = 0;
+  // A claimed shard size above shard_multiple x the median claim is taken
+  // as that bound (sample weights and HASA's scores); 0: as claimed.
+  double shard_multiple = 4;
 };
 
 struct EvalConfig {
@@ -229,6 +256,7 @@ struct ExperimentConfig {
   EvalConfig eval;
   FensConfig fens;
   HasaConfig hasa;
+  RobustConfig robust;
 };
 
 // Where each key that was set came from: "file:line" or "--set", so that

@@ -6,7 +6,20 @@
 
 #include <fstream>
 
+#include <sys/resource.h>
+
 namespace shefl {
+
+uint64_t RaiseFileLimit() {
+  rlimit r{};
+  if (::getrlimit(RLIMIT_NOFILE, &r) != 0) return 0;
+  if (r.rlim_cur < r.rlim_max) {
+    r.rlim_cur = r.rlim_max;
+    ::setrlimit(RLIMIT_NOFILE, &r);
+    ::getrlimit(RLIMIT_NOFILE, &r);
+  }
+  return static_cast<uint64_t>(r.rlim_cur);
+}
 
 uint64_t PeakRssBytes() {
   rusage u{};

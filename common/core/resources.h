@@ -12,6 +12,10 @@ uint64_t ResidentBytes();     // now (/proc/self/statm)
 // The CPUs this process may run on: its affinity mask, not the machine's
 // core count (in a container or under taskset only these are ours).
 int UsableCores();
+// Raises this process's open-file limit (RLIMIT_NOFILE) to its hard limit:
+// a server facing many peers needs descriptors for their connections and
+// still its own files. Returns the soft limit now in force.
+uint64_t RaiseFileLimit();
 
 }  // namespace shefl
 

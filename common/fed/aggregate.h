@@ -102,6 +102,9 @@ class ModelAggregator {
   // The buffered updates, in arrival order (FENS keeps each client's model
   // instead of folding them: server/fens_ensemble.h).
   const std::vector<ReceivedUpdate>& updates() const { return updates_; }
+  // The robust bounds (common/fed/robust.h) scale, trim or remove buffered
+  // updates before ApplyTo.
+  std::vector<ReceivedUpdate>* mutable_updates() { return &updates_; }
 
  private:
   std::vector<double> Coefficients() const;

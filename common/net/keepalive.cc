@@ -25,6 +25,12 @@ void AddServerKeepaliveAndLimits(grpc::ServerBuilder* builder) {
   // A daemon needs its feed, one download or upload at a time, and the
   // odd probe; 32 streams per connection leave room and stop a flood.
   builder->AddChannelArgument(GRPC_ARG_MAX_CONCURRENT_STREAMS, 32);
+  // A connection that has not finished its handshake in 10 s is closed
+  // (idle TCP connections would otherwise hold descriptors), and one with
+  // no call for 10 minutes is told to go away (a daemon always has its
+  // feed open).
+  builder->AddChannelArgument(GRPC_ARG_SERVER_HANDSHAKE_TIMEOUT_MS, 10000);
+  builder->AddChannelArgument(GRPC_ARG_MAX_CONNECTION_IDLE_MS, 600000);
   grpc::ResourceQuota quota("shefl-coordinator");
   quota.SetMaxThreads(512);        // the sync server's handler threads
   quota.Resize(size_t{1} << 30);   // gRPC's buffers, 1 GiB at most

@@ -1,0 +1,50 @@
+#include "client/adversary.h"
+
+#include <cmath>
+#include <numeric>
+
+#include <ATen/Functions.h>
+
+#include "absl/strings/str_cat.h"
+
+namespace shefl {
+
+absl::StatusOr<Adversary> Adversary::Parse(const std::string& mode) {
+  for (const char* m : {"huge", "flip", "noise", "shard", "labels"})
+    if (mode == m) return Adversary(mode);
+  return absl::InvalidArgumentError(absl::StrCat(
+      "--adversary '", mode, "': expected one of ", Modes()));
+}
+
+void Adversary::TamperDelta(at::Tensor* delta) const {
+  constexpr double kScale = 100;
+  if (mode_ == "huge") {
+    delta->zero_();
+    delta->narrow(0, 0, 1).fill_(1e38);
+  } else if (mode_ == "flip") {
+    delta->mul_(-kScale);
+  } else if (mode_ == "noise") {
+    const double norm = delta->norm().item<double>();
+    const double per = kScale * norm / std::sqrt(static_cast<double>(delta->numel()));
+    *delta = at::randn_like(*delta).mul_(per);
+  }
+}
+
+uint64_t Adversary::ClaimSamples(uint64_t real) const {
+  return mode_ == "shard" ? uint64_t{1} << 32 : real;
+}
+
+std::vector<uint64_t> Adversary::ClaimLabels(std::vector<uint64_t> real) const {
+  if (mode_ == "shard" && !real.empty()) {
+    // Counts must add up to the claimed size, or the coordinator ignores them.
+    std::fill(real.begin(), real.end(), 0);
+    real[0] = uint64_t{1} << 32;
+  } else if (mode_ == "labels" && !real.empty()) {
+    const uint64_t total = std::accumulate(real.begin(), real.end(), uint64_t{0});
+    std::fill(real.begin(), real.end(), 0);
+    real[0] = total;
+  }
+  return real;
+}
+
+}  // namespace shefl
