@@ -94,6 +94,12 @@ struct Claim {
   uint64_t dim = 0;
 };
 
+// After Register a daemon sends its token as call metadata with every call
+// (common/net/call_metadata.h); a claim without one sends none.
+void AddToken(grpc::ClientContext& ctx, const Claim& c) {
+  if (!c.token.empty()) ctx.AddMetadata(kTokenMetadata, c.token);
+}
+
 grpc::Status CallRegister(v1::Coordinator::Stub& stub, const Claim& c) {
   v1::RegisterRequest req;
   req.set_daemon_name(c.name);
@@ -115,6 +121,7 @@ grpc::Status CallFeed(v1::Coordinator::Stub& stub, const Claim& c) {
   }
   grpc::ClientContext ctx;
   Limit(ctx);
+  AddToken(ctx, c);
   auto reader = stub.TaskFeed(&ctx, req);
   v1::FeedMessage m;
   while (reader->Read(&m)) {
@@ -131,6 +138,7 @@ grpc::Status CallDownload(v1::Coordinator::Stub& stub, const Claim& c) {
   req.set_model_version(c.model.model_version());
   grpc::ClientContext ctx;
   Limit(ctx);
+  AddToken(ctx, c);
   auto reader = stub.DownloadModel(&ctx, req);
   v1::ModelChunk chunk;
   while (reader->Read(&chunk)) {
@@ -146,6 +154,7 @@ grpc::Status CallUpload(v1::Coordinator::Stub& stub, const Claim& c) {
   const std::string blob = *EncodeSparseDelta(zero, ValueType::kFp32);
   grpc::ClientContext ctx;
   Limit(ctx);
+  AddToken(ctx, c);
   v1::UploadReply reply;
   auto w = stub.UploadDelta(&ctx, &reply);
   for (const auto& chunk : MakeUploadChunks(
@@ -161,6 +170,7 @@ grpc::Status CallHeartbeat(v1::Coordinator::Stub& stub, const Claim& c) {
   v1::HeartbeatReply reply;
   grpc::ClientContext ctx;
   Limit(ctx);
+  AddToken(ctx, c);
   return stub.Heartbeat(&ctx, req, &reply);
 }
 
@@ -192,6 +202,7 @@ struct Daemon {
   Daemon(std::string n, std::vector<int64_t> ids, const std::string& target,
          const DialAs& cert, const std::string& token)
       : name(std::move(n)), clients(std::move(ids)), stub(Dial(target, cert)) {
+    this->token = token;
     v1::RegisterRequest req;
     req.set_daemon_name(name);
     req.set_token(token);
@@ -205,9 +216,11 @@ struct Daemon {
     session = reply.session_id();
     v1::TaskFeedRequest f;
     f.set_session_id(session);
+    feed_ctx.AddMetadata(kTokenMetadata, token);
     feed = stub->TaskFeed(&feed_ctx, f);
   }
   ~Daemon() { feed_ctx.TryCancel(); }
+  std::string token;
 
   // The tasks of round `round` for this daemon's clients, as many as the
   // coordinator holds open for them (it pushed them when the round opened).
@@ -237,7 +250,7 @@ struct Daemon {
   void UploadZeros(const std::vector<v1::Task>& tasks, uint64_t dim) {
     for (const auto& t : tasks)
       for (const auto& mt : t.models()) {
-        const grpc::Status st = CallUpload(*stub, Own(t, mt, "", dim));
+        const grpc::Status st = CallUpload(*stub, Own(t, mt, token, dim));
         INFO(name << " client " << t.client_id() << ": " << st.error_message());
         REQUIRE(st.ok());
       }
@@ -371,10 +384,9 @@ void AddTransportColumns(const Pkis& p, const Claim& as_a,
     cols->push_back({label, d, {as_a}, grpc::StatusCode::UNAVAILABLE});
 }
 
-// No or a wrong token, from a peer whose certificate is valid. The token
-// is checked only at Register: every later RPC carries the session that
-// Register returned, so for them "without the token" means without a
-// session. The peer uses what its refused Register left it (an empty
+// No or a wrong token, from a peer whose certificate is valid. Register
+// reads the token in its request, every later RPC in its call metadata
+// before anything else; the peer also lacks a session. The peer uses what its refused Register left it (an empty
 // session id) and a guessed one; both name A's client and model task.
 Column TokenColumn(const Pkis& p, const Claim& as_a) {
   Claim none = as_a, wrong = as_a;

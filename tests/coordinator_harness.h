@@ -24,6 +24,7 @@
 #include "common/sparse/codec.h"
 #include "common/fed/schedule.h"
 #include "common/net/wire.h"
+#include "common/net/call_metadata.h"
 #include "server/coordinator.h"
 #include "shefl.grpc.pb.h"
 #include "tests/test_support.h"
@@ -61,6 +62,7 @@ struct Harness {
   absl::Status run_status;
   std::unique_ptr<v1::Coordinator::Stub> stub;
   std::string session;
+  std::string token;  // sent as call metadata after Register, as a daemon does
   grpc::ClientContext feed_ctx;
   std::unique_ptr<grpc::ClientReader<v1::FeedMessage>> feed;
 
@@ -93,6 +95,8 @@ struct Harness {
     session = reply.session_id();
     v1::TaskFeedRequest f;
     f.set_session_id(session);
+    token = ho.token;
+    if (!token.empty()) feed_ctx.AddMetadata(kTokenMetadata, token);
     feed = stub->TaskFeed(&feed_ctx, f);
   }
   ~Harness() {
@@ -113,6 +117,7 @@ struct Harness {
   grpc::Status Upload(const v1::UploadHeader& h, const std::string& blob,
                       bool with_header = true) {
     grpc::ClientContext ctx;
+    if (!token.empty()) ctx.AddMetadata(kTokenMetadata, token);
     v1::UploadReply reply;
     auto w = stub->UploadDelta(&ctx, &reply);
     for (auto chunk : MakeUploadChunks(h, blob)) {

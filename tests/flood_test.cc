@@ -14,6 +14,9 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
 #include <memory>
 #include <string>
 #include <vector>
@@ -79,7 +82,27 @@ struct Flood {
 struct RunOutcome {
   std::string sha;
   double register_seconds = 0;  // the slower daemon's, from its start
+  // The coordinator's, once both daemons registered.
+  int threads = 0, descriptors = 0;
+  int64_t rss_kib = 0;
 };
+
+// Threads and resident KiB from /proc/PID/status, descriptors from fd/.
+void Sample(int pid, RunOutcome* out) {
+  const std::string proc = "/proc/" + std::to_string(pid);
+  const std::string status = ReadFile(proc + "/status");
+  for (const char* key : {"Threads:", "VmRSS:"}) {
+    const size_t at = status.find(key);
+    if (at == std::string::npos) continue;
+    const long v = std::strtol(status.c_str() + at + std::strlen(key), nullptr, 10);
+    if (key[0] == 'T') out->threads = static_cast<int>(v);
+    else out->rss_kib = v;
+  }
+  for (const auto& e : std::filesystem::directory_iterator(proc + "/fd")) {
+    (void)e;
+    ++out->descriptors;
+  }
+}
 
 RunOutcome Run(bool flood) {
   TempDir dir;
@@ -114,6 +137,7 @@ RunOutcome Run(bool flood) {
   }, 60));
   out.register_seconds =
       std::chrono::duration<double>(Clock::now() - start).count();
+  Sample(c, &out);
   const int rc = WaitFor(c, 300);
   for (int pid : daemons) WaitFor(pid, 30);
   f.reset();
@@ -130,8 +154,11 @@ TEST_CASE("silent streams and idle connections do not keep daemons out",
   const RunOutcome clean = Run(false);
   const RunOutcome flooded = Run(true);
   WARN("registration under the flood: " << flooded.register_seconds
-                                        << " s (clean " << clean.register_seconds
-                                        << " s)");
+       << " s (clean " << clean.register_seconds << " s); coordinator then: "
+       << flooded.threads << " threads (clean " << clean.threads << "), "
+       << flooded.descriptors << " descriptors (clean " << clean.descriptors
+       << "), " << flooded.rss_kib / 1024 << " MiB resident (clean "
+       << clean.rss_kib / 1024 << ")");
   CHECK(flooded.register_seconds < 10);
   CHECK(flooded.sha == clean.sha);
 }
