@@ -126,13 +126,12 @@ class CoordinatorService::UploadReactor
 
   void Header() {
     if (!chunk_.has_header())
-      return Fail(absl::InvalidArgumentError("malformed upload: no header"),
-                  /*in_round=*/false);
+      return Fail(absl::InvalidArgumentError("malformed upload: no header"));
     header_ = chunk_.header();
     const absl::Status caller = CheckCaller(
         svc_->s_->registry.BySession(header_.session_id()).get(),
         svc_->PeerIdentity(ctx_));
-    if (!caller.ok()) return Fail(caller, /*in_round=*/false);
+    if (!caller.ok()) return Fail(caller);
     auto plan = svc_->CheckUploadHeader(header_);
     if (!plan.ok()) return Fail(plan.status());
     plan_ = std::move(*plan);
@@ -146,16 +145,11 @@ class CoordinatorService::UploadReactor
   // The stream ended (or was cancelled).
   void Complete() {
     if (!plan_)
-      return Fail(absl::InvalidArgumentError("malformed upload: empty stream"),
-                  /*in_round=*/false);
+      return Fail(absl::InvalidArgumentError("malformed upload: empty stream"));
     auto blob = assembler_->Finish();
     if (!blob.ok()) return Fail(blob.status());
-    if (auto st = svc_->AcceptUpload(header_, *plan_, *blob); !st.ok()) {
-      // Its owner sent it and was refused: the round waits no longer.
-      if (!IsLate(st) && st.code() != absl::StatusCode::kAlreadyExists)
-        plan_->state->Forfeit(header_.client_id(), header_.model_id());
+    if (auto st = svc_->AcceptUpload(header_, *plan_, *blob); !st.ok())
       return Fail(st);
-    }
     // Booked only now: the ledger holds authenticated, accepted traffic.
     const int64_t round = static_cast<int64_t>(header_.round());
     svc_->Book(round, header_.client_id(), header_.model_id(), Direction::kUp,
@@ -168,7 +162,9 @@ class CoordinatorService::UploadReactor
     End(grpc::Status::OK);
   }
 
-  void Fail(const absl::Status& st, bool in_round = true) {
+  // Counted in the open round, as every upload refusal after the call's
+  // start (an upload is an update whatever it holds).
+  void Fail(const absl::Status& st) {
     absl::Status why = st;
     if (ctx_->IsCancelled())
       why = WithReason(absl::DeadlineExceededError(
@@ -179,7 +175,7 @@ class CoordinatorService::UploadReactor
       why = WithContext(why, absl::StrCat("client ", header_.client_id(),
                                           " model ", header_.model_id(),
                                           " round ", header_.round(), ": "));
-    End(svc_->Refuse("upload", why, bytes_, true, in_round));
+    End(svc_->Refuse("upload", why, bytes_, true));
   }
 
   void End(const grpc::Status& status) {

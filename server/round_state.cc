@@ -88,10 +88,6 @@ absl::Status RoundState::CheckNotReceived(int64_t client, int64_t model) const {
   if (it != pairs_.end() && it->second.received)
     return absl::AlreadyExistsError(absl::StrCat(
         "duplicate upload: client ", client, " already sent model ", model));
-  if (it != pairs_.end() && it->second.forfeited)
-    return absl::AlreadyExistsError(absl::StrCat(
-        "client ", client, "'s update of model ", model,
-        " was already refused this round"));
   return absl::OkStatus();
 }
 
@@ -118,10 +114,6 @@ absl::Status RoundState::Accept(int64_t client, int64_t model,
   if (it->second.received)
     return absl::AlreadyExistsError(absl::StrCat(
         "duplicate upload: client ", client, " already sent model ", model));
-  if (it->second.forfeited)
-    return absl::AlreadyExistsError(absl::StrCat(
-        "client ", client, "'s update of model ", model,
-        " was already refused this round"));
   if (static_cast<int64_t>(delta.nnz()) > it->second.k)
     return WithReason(absl::InvalidArgumentError(absl::StrCat(
                           "k = ", delta.nnz(), " exceeds the budget ",
@@ -136,18 +128,6 @@ absl::Status RoundState::Accept(int64_t client, int64_t model,
   return absl::OkStatus();
 }
 
-void RoundState::Forfeit(int64_t client, int64_t model) {
-  {
-    MutexLock lock(mu_);
-    auto it = pairs_.find({client, model});
-    if (it == pairs_.end() || it->second.received || it->second.forfeited)
-      return;
-    it->second.forfeited = true;
-    ++forfeited_;
-  }
-  cv_.notify_all();
-}
-
 void RoundState::Replied(int64_t client, int64_t model) {
   {
     MutexLock lock(mu_);
@@ -160,14 +140,14 @@ void RoundState::Replied(int64_t client, int64_t model) {
 }
 
 bool RoundState::CompleteLocked() const {
-  if (replied_ + forfeited_ == static_cast<int64_t>(pairs_.size())) return true;
+  if (replied_ == static_cast<int64_t>(pairs_.size())) return true;
   if (needed_ <= 0) return false;
   int64_t done = 0;
   for (auto it = pairs_.begin(); it != pairs_.end();) {
     const int64_t client = it->first.first;
     bool all = true;
     for (; it != pairs_.end() && it->first.first == client; ++it)
-      all = all && (it->second.replied || it->second.forfeited);
+      all = all && it->second.replied;
     done += all;
   }
   return done >= needed_;

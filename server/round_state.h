@@ -69,11 +69,6 @@ class RoundState {
   // toward completion only then, so the round's line in rounds.jsonl holds
   // every byte of its uploads, the replies included.
   void Replied(int64_t client, int64_t model);
-  // The pair's owner sent an update that was refused after its header
-  // passed (a bad delta, a magnitude or budget refusal): the daemon does
-  // not send it again, so the round stops waiting for it. A later upload
-  // of the pair is refused.
-  void Forfeit(int64_t client, int64_t model);
 
   // Waits until every assigned pair arrived and was replied to (with
   // over-selection: every pair of the first `plan.needed` clients), or the
@@ -107,7 +102,6 @@ class RoundState {
     Tier tier;
     bool received = false;
     bool replied = false;
-    bool forfeited = false;
   };
   bool CompleteLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   const int64_t round_;
@@ -122,7 +116,6 @@ class RoundState {
   bool closed_ ABSL_GUARDED_BY(mu_) = false;
   int64_t received_ ABSL_GUARDED_BY(mu_) = 0;
   int64_t replied_ ABSL_GUARDED_BY(mu_) = 0;
-  int64_t forfeited_ ABSL_GUARDED_BY(mu_) = 0;
   int64_t rejected_ ABSL_GUARDED_BY(mu_) = 0;
   int64_t late_ ABSL_GUARDED_BY(mu_) = 0;
   std::map<std::string, int64_t> refusals_ ABSL_GUARDED_BY(mu_);
