@@ -10,7 +10,7 @@
 namespace shefl {
 
 absl::StatusOr<Adversary> Adversary::Parse(const std::string& mode) {
-  for (const char* m : {"huge", "flip", "noise", "shard", "labels"})
+  for (const char* m : {"huge", "flip", "noise", "shard", "labels", "stall"})
     if (mode == m) return Adversary(mode);
   return absl::InvalidArgumentError(absl::StrCat(
       "--adversary '", mode, "': expected one of ", Modes()));

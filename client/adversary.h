@@ -5,7 +5,9 @@
 //   flip:   the trained delta, sign-flipped and scaled x100;
 //   noise:  Gaussian noise at 100x the trained delta's L2 norm;
 //   shard:  each hosted client claims 2^32 samples;
-//   labels: each hosted client claims all its samples in class 0.
+//   labels: each hosted client claims all its samples in class 0;
+//   stall:  takes every task and never answers (the round waits for its
+//           deadline; clients.staller_strikes benches such clients).
 // Nothing here is secret: any peer holding a token or certificate can send
 // the same with its own code; the coordinator's defences are
 // aggregation.robust (common/fed/robust.h).
@@ -26,9 +28,12 @@ namespace shefl {
 class Adversary {
  public:
   static absl::StatusOr<Adversary> Parse(const std::string& mode);
-  static const char* Modes() { return "huge, flip, noise, shard, labels"; }
+  static const char* Modes() {
+    return "huge, flip, noise, shard, labels, stall";
+  }
 
   const std::string& mode() const { return mode_; }
+  bool Stalls() const { return mode_ == "stall"; }
   // Bends a trained flat delta (fp32, any device) in place.
   void TamperDelta(at::Tensor* delta) const;
   // The shard size and label histogram reported for a client.

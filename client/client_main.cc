@@ -51,7 +51,8 @@ constexpr const char* kUsage =
     "  --max-backoff-s: longest wait between reconnects (default 30; the\n"
     "                   wait starts at 0.25 s and doubles, with jitter)\n"
     "  --adversary MODE: robustness experiments only: this daemon lies\n"
-    "                    (huge, flip, noise, shard, labels; docs/SECURITY.md)\n";
+    "                    (huge, flip, noise, shard, labels, stall;\n"
+    "                    docs/SECURITY.md)\n";
 
 }  // namespace
 

@@ -55,6 +55,8 @@ void Daemon::RunModel(v1::Coordinator::Stub& stub, const Work& w, int slot) {
     return fail("skipped: ",
                 absl::CancelledError(absl::StrCat("round ", task.round(),
                                                   " is over")));
+  if (adversary_ && adversary_->Stalls())
+    return fail("", absl::CancelledError("--adversary stall: not answered"));
   AwaitTaskBurst();
   auto global = models_.Get(
       model, mt.model_version(), client,

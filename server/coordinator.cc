@@ -104,8 +104,9 @@ absl::Status Coordinator::RunRound(int64_t t) {
   // 1. Cohort, assignment and budgets.
   // Only clients whose daemon is connected now: a lost daemon's clients
   // would only cost the round its deadline.
-  const Availability connected = [this](int64_t id) {
-    return state_->registry.IsConnected(id);
+  // Stallers sitting out (server/staller_book.h) are left out too.
+  const Availability connected = [this, round](int64_t id) {
+    return state_->registry.IsConnected(id) && !stallers_->Benched(id, round);
   };
   // FENS: every connected client trains the one initial model, once.
   const RoundPlan plan = fens_ ? FensPlan(cfg, scheduler_->k_lpc(), connected)
@@ -146,6 +147,7 @@ absl::Status Coordinator::RunRound(int64_t t) {
             absl::StrCat("round ", round, " deadline: ",
                          round_state->accepted(), "/", round_state->expected(),
                          " updates in"));
+  const nlohmann::json stallers = RecordStallers(*round_state, round, !complete);
   absl::StatusOr<int64_t> not_published = 0;
   nlohmann::json robust;
   if (fens_) {
@@ -191,6 +193,7 @@ absl::Status Coordinator::RunRound(int64_t t) {
   rec.line["record_wait_seconds"] = record_wait;
   rec.line["models_not_published"] = *not_published;
   if (!robust.is_null()) rec.line["robust"] = std::move(robust);
+  rec.line["stallers"] = stallers;
   rec.line["max_abs_weight"] = max_abs_weight_;
   const DownloadBook::Bytes dl = state_->downloads.Round(round);
   rec.line["download_bytes_logical"] = dl.logical();
@@ -327,6 +330,24 @@ std::map<int64_t, v1::FeedMessage> Coordinator::MakeTasks(
     tasks[ct.client_id] = std::move(msg);
   }
   return tasks;
+}
+
+nlohmann::json Coordinator::RecordStallers(const RoundState& rs, int64_t round,
+                                           bool deadline) {
+  const std::vector<int64_t> silent = rs.silent_clients();
+  const std::vector<int64_t> benched =
+      stallers_->Record(round, silent, rs.heard_clients(), deadline);
+  if (!benched.empty())
+    LogLine("coordinator",
+            absl::StrCat("clients ", absl::StrJoin(benched, ","), " sent nothing in ",
+                         state_->config.clients.staller_strikes,
+                         " rounds in a row: they sit out the next ",
+                         state_->config.clients.staller_rounds_out));
+  const int64_t sitting_out = stallers_->BenchedCount(round + 1);
+  state_->metrics.SetStallers(stallers_->strikes_total(), sitting_out);
+  return {{"silent", deadline ? static_cast<int64_t>(silent.size()) : 0},
+          {"benched", benched},
+          {"sitting_out", sitting_out}};
 }
 
 void Coordinator::PushTasks(const std::map<int64_t, v1::FeedMessage>& tasks) {

@@ -26,6 +26,7 @@
 #include "server/fens_ensemble.h"
 #include "server/health_port.h"
 #include "server/run_results.h"
+#include "server/staller_book.h"
 #include "common/fed/server_optimizer.h"
 
 namespace shefl {
@@ -76,6 +77,10 @@ class Coordinator {
   std::map<int64_t, v1::FeedMessage> MakeTasks(const RoundPlan& plan,
                                                int64_t round) const;
   void PushTasks(const std::map<int64_t, v1::FeedMessage>& tasks);
+  // Strikes the round's silent clients when it ran to its deadline;
+  // the round's `stallers` record.
+  nlohmann::json RecordStallers(const RoundState& rs, int64_t round,
+                                bool deadline);
   // Applies the round's aggregates; returns how many were not published
   // (a non-finite weight: the previous model stays).
   absl::StatusOr<int64_t> Aggregate(std::vector<ModelAggregator>& aggregators);
@@ -121,6 +126,7 @@ class Coordinator {
   std::vector<int64_t> fens_clients_;
   std::unique_ptr<Scheduler> scheduler_;
   std::unique_ptr<CapacityPlan> capacity_;  // capacity levels, HASA
+  std::unique_ptr<StallerBook> stallers_;   // strikes; the round loop's
   std::unique_ptr<RunResults> results_;
   std::unique_ptr<CoordinatorService> service_;
   std::unique_ptr<grpc::Server> server_;

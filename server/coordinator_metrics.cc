@@ -156,6 +156,23 @@ CoordinatorMetrics::CoordinatorMetrics()
                                "after the last aggregation")
                          .Register(r)
                          .Add({});
+  staller_strikes_ = &prometheus::BuildGauge()
+                          .Name("shefl_staller_strikes")
+                          .Help("Strikes so far against sampled clients that "
+                                "sent nothing by a round's deadline")
+                          .Register(r)
+                          .Add({});
+  clients_sitting_out_ = &prometheus::BuildGauge()
+                              .Name("shefl_clients_sitting_out")
+                              .Help("Clients benched as stallers for the "
+                                    "next round")
+                              .Register(r)
+                              .Add({});
+}
+
+void CoordinatorMetrics::SetStallers(int64_t strikes, int64_t sitting_out) {
+  staller_strikes_->Set(static_cast<double>(strikes));
+  clients_sitting_out_->Set(static_cast<double>(sitting_out));
 }
 
 void CoordinatorMetrics::CountRobust(const std::string& action, int64_t n) {

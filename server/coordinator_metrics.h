@@ -69,6 +69,8 @@ class CoordinatorMetrics {
   void CountRobust(const std::string& action, int64_t n);
   // The largest weight magnitude over the published members.
   void SetMaxAbsWeight(double v) { max_abs_weight_->Set(v); }
+  // Staller strikes so far and the clients sitting out the next round.
+  void SetStallers(int64_t strikes, int64_t sitting_out);
   void SetClientsConnected(int64_t n) {
     clients_connected_->Set(static_cast<double>(n));
   }
@@ -100,6 +102,8 @@ class CoordinatorMetrics {
   prometheus::Counter* not_published_;
   prometheus::Family<prometheus::Counter>* robust_ = nullptr;
   prometheus::Gauge* max_abs_weight_ = nullptr;
+  prometheus::Gauge* staller_strikes_ = nullptr;
+  prometheus::Gauge* clients_sitting_out_ = nullptr;
 };
 
 }  // namespace shefl

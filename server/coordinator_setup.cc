@@ -17,6 +17,7 @@
 #include "common/core/log.h"
 #include "common/net/metrics_server.h"
 #include "common/core/resources.h"
+#include "server/staller_book.h"
 #include "server/coordinator.h"
 #include "server/fens_round.h"
 #include "common/fed/config_load.h"
@@ -92,6 +93,24 @@ void ReadHistory(const std::string& dir, double threshold, double* best,
   }
 }
 
+// A checkpoint the config in force can continue: the same number of
+// members (FENS checkpoints its client models instead) and weights each.
+absl::Status CheckResumable(const ModelStore& store,
+                            const ExperimentConfig& config, int64_t dim,
+                            bool one_shot) {
+  if (!one_shot && store.num_models() != config.model.num_models)
+    return absl::FailedPreconditionError(absl::StrCat(
+        "--resume: the checkpoint holds ", store.num_models(),
+        " models, model.num_models is ", config.model.num_models,
+        "; a run cannot change it (start a new run with --out)"));
+  if (static_cast<int64_t>(store.dim()) != dim)
+    return absl::FailedPreconditionError(absl::StrCat(
+        "--resume: the checkpoint's models have ", store.dim(),
+        " weights, model '", config.model.name, "' has ", dim,
+        "; a run cannot change its model (start a new run with --out)"));
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<Coordinator>> Coordinator::Create(
@@ -135,6 +154,12 @@ absl::StatusOr<std::unique_ptr<Coordinator>> Coordinator::Create(
   if (resume && have_checkpoint) {
     auto ck = ModelStore::LoadCheckpoint(c->results_->checkpoint_path());
     if (!ck.ok()) return ck.status();
+    // Refused before anything of the run is rewritten (rounds.jsonl,
+    // config.yaml): the run stays as it was.
+    if (auto st = CheckResumable(*ck->first, *config, c->evaluator_->dim(),
+                                 c->fens_ != nullptr);
+        !st.ok())
+      return st;
     store = std::move(ck->first);
     c->first_round_ = ck->second;
     if (auto st = c->results_->TruncateRounds(ck->second); !st.ok()) return st;
@@ -166,6 +191,8 @@ absl::StatusOr<std::unique_ptr<Coordinator>> Coordinator::Create(
   auto scheduler = Scheduler::Create(*config, c->evaluator_->dim());
   if (!scheduler.ok()) return scheduler.status();
   c->scheduler_ = std::make_unique<Scheduler>(std::move(*scheduler));
+  c->stallers_ = std::make_unique<StallerBook>(
+      config->clients.staller_strikes, config->clients.staller_rounds_out);
   LogLine("coordinator",
           absl::StrCat("top-k budget of d = ", c->evaluator_->dim(), ": k = ",
                        c->scheduler_->k_lpc(),

@@ -1,12 +1,14 @@
 #include "server/model_store.h"
 
 #include <fcntl.h>
+#include <openssl/evp.h>
 #include <openssl/sha.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 
 #include "absl/strings/str_cat.h"
@@ -78,7 +80,30 @@ std::vector<std::string> ModelStore::Digests() const {
 
 namespace {
 
-constexpr char kMagic[8] = {'S', 'H', 'E', 'F', 'L', 'C', 'K', '1'};
+// Version 2 ends with the SHA-256 of everything before it; version 1
+// (without) still loads, so older runs resume.
+constexpr char kMagic[8] = {'S', 'H', 'E', 'F', 'L', 'C', 'K', '2'};
+constexpr char kMagicV1[8] = {'S', 'H', 'E', 'F', 'L', 'C', 'K', '1'};
+constexpr size_t kDigestBytes = 32;
+
+// SHA-256 over the pieces written or read, in order.
+class Digest {
+ public:
+  Digest() : ctx_(EVP_MD_CTX_new()) { EVP_DigestInit_ex(ctx_, EVP_sha256(), nullptr); }
+  ~Digest() { EVP_MD_CTX_free(ctx_); }
+  Digest(const Digest&) = delete;
+  Digest& operator=(const Digest&) = delete;
+  void Add(const void* data, size_t size) { EVP_DigestUpdate(ctx_, data, size); }
+  std::string Finish() {
+    unsigned char out[EVP_MAX_MD_SIZE];
+    unsigned int n = 0;
+    EVP_DigestFinal_ex(ctx_, out, &n);
+    return std::string(reinterpret_cast<const char*>(out), n);
+  }
+
+ private:
+  EVP_MD_CTX* ctx_;
+};
 
 absl::Status Errno(const std::string& what, const std::string& path) {
   return absl::InternalError(
@@ -123,12 +148,20 @@ absl::Status ModelStore::SaveCheckpoint(
   Failpoint("checkpoint.before_write");
   const uint64_t header[3] = {static_cast<uint64_t>(round), models.size(),
                               models.empty() ? 0 : models[0]->size()};
-  absl::Status st = WriteAll(fd, kMagic, sizeof(kMagic), tmp);
-  if (st.ok()) st = WriteAll(fd, header, sizeof(header), tmp);
-  if (st.ok())
-    st = WriteAll(fd, versions.data(), versions.size() * sizeof(uint64_t), tmp);
+  Digest digest;
+  auto put = [&](const void* data, size_t size) {
+    digest.Add(data, size);
+    return WriteAll(fd, data, size, tmp);
+  };
+  absl::Status st = put(kMagic, sizeof(kMagic));
+  if (st.ok()) st = put(header, sizeof(header));
+  if (st.ok()) st = put(versions.data(), versions.size() * sizeof(uint64_t));
   for (size_t m = 0; st.ok() && m < models.size(); ++m)
-    st = WriteAll(fd, models[m]->data(), models[m]->size() * sizeof(float), tmp);
+    st = put(models[m]->data(), models[m]->size() * sizeof(float));
+  if (st.ok()) {
+    const std::string sum = digest.Finish();
+    st = WriteAll(fd, sum.data(), sum.size(), tmp);
+  }
   if (st.ok()) Failpoint("checkpoint.after_write");
   if (st.ok() && ::fsync(fd) != 0) st = Errno("cannot fsync", tmp);
   ::close(fd);
@@ -146,18 +179,43 @@ absl::StatusOr<std::pair<std::unique_ptr<ModelStore>, int64_t>> ModelStore::Load
     const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) return absl::NotFoundError(absl::StrCat("no checkpoint at '", path, "'"));
+  std::error_code ec;
+  const uint64_t file_size = std::filesystem::file_size(path, ec);
   char magic[8];
   uint64_t header[3];
-  if (!in.read(magic, 8) || std::memcmp(magic, kMagic, 8) != 0)
+  if (ec || !in.read(magic, 8) ||
+      (std::memcmp(magic, kMagic, 8) != 0 && std::memcmp(magic, kMagicV1, 8) != 0))
     return absl::DataLossError(absl::StrCat("'", path, "' is not a shefl checkpoint"));
+  const bool checksummed = std::memcmp(magic, kMagic, 8) == 0;
   if (!in.read(reinterpret_cast<char*>(header), sizeof(header)) ||
       header[1] == 0 || header[1] > 4096 || header[2] > (1ULL << 34))
     return absl::DataLossError(absl::StrCat("'", path, "': bad header"));
+  // The size the header implies, checked before anything is allocated.
+  const uint64_t expected = 8 + sizeof(header) + header[1] * sizeof(uint64_t) +
+                            header[1] * header[2] * sizeof(float) +
+                            (checksummed ? kDigestBytes : 0);
+  if (file_size != expected)
+    return absl::DataLossError(absl::StrCat(
+        "'", path, "': truncated or trailing bytes (", file_size,
+        " bytes, its header says ", expected, ")"));
+  Digest digest;
+  digest.Add(magic, 8);
+  digest.Add(header, sizeof(header));
   std::vector<uint64_t> versions(header[1]);
   in.read(reinterpret_cast<char*>(versions.data()), header[1] * sizeof(uint64_t));
+  digest.Add(versions.data(), header[1] * sizeof(uint64_t));
   std::vector<std::vector<float>> models(header[1], std::vector<float>(header[2]));
-  for (auto& m : models)
+  for (auto& m : models) {
     in.read(reinterpret_cast<char*>(m.data()), m.size() * sizeof(float));
+    digest.Add(m.data(), m.size() * sizeof(float));
+  }
+  if (checksummed) {
+    std::string sum(kDigestBytes, '\0');
+    in.read(sum.data(), kDigestBytes);
+    if (in && sum != digest.Finish())
+      return absl::DataLossError(absl::StrCat(
+          "'", path, "': checksum mismatch (the file is damaged)"));
+  }
   if (!in || in.peek() != EOF)
     return absl::DataLossError(absl::StrCat("'", path, "': truncated or trailing bytes"));
   auto store = std::make_unique<ModelStore>(std::move(models));

@@ -244,3 +244,28 @@ std::vector<int64_t> RoundState::completed_clients() const {
 }
 
 }  // namespace shefl
+
+namespace shefl {
+
+std::map<int64_t, bool> RoundState::HeardByClient() const {
+  MutexLock lock(mu_);
+  std::map<int64_t, bool> any;
+  for (const auto& [key, p] : pairs_) any[key.first] = any[key.first] || p.received;
+  return any;
+}
+
+std::vector<int64_t> RoundState::silent_clients() const {
+  std::vector<int64_t> out;
+  for (const auto& [id, any] : HeardByClient())
+    if (!any) out.push_back(id);
+  return out;
+}
+
+std::vector<int64_t> RoundState::heard_clients() const {
+  std::vector<int64_t> out;
+  for (const auto& [id, any] : HeardByClient())
+    if (any) out.push_back(id);
+  return out;
+}
+
+}  // namespace shefl

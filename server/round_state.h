@@ -92,6 +92,10 @@ class RoundState {
   // arrived.
   std::vector<int64_t> participants() const;
   std::vector<int64_t> completed_clients() const;
+  // Sampled clients none of whose updates arrived, and those with at
+  // least one (the stallers' strikes: server/staller_book.h).
+  std::vector<int64_t> silent_clients() const;
+  std::vector<int64_t> heard_clients() const;
   // Models assigned to `client` this round whose update has not arrived.
   std::set<int64_t> pending_models(int64_t client) const;
   int64_t expected() const;
@@ -104,6 +108,7 @@ class RoundState {
     bool replied = false;
   };
   bool CompleteLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  std::map<int64_t, bool> HeardByClient() const;  // any update arrived
   const int64_t round_;
   const std::vector<uint64_t> versions_;
   const Clock::time_point deadline_;

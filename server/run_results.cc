@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
@@ -38,14 +39,26 @@ absl::Status RunResults::AppendRound(const nlohmann::json& line) const {
 absl::Status RunResults::TruncateRounds(int64_t round) const {
   const std::string path = dir_ + "/rounds.jsonl";
   std::ifstream in(path);
+  std::vector<std::string> lines;
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  while (!lines.empty() && lines.back().empty()) lines.pop_back();
   std::stringstream kept;
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.empty()) continue;
-    auto j = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
-    if (j.is_discarded() || !j.contains("round")) break;  // a torn last line
+  for (size_t i = 0; i < lines.size(); ++i) {
+    if (lines[i].empty()) continue;
+    auto j = nlohmann::json::parse(lines[i], nullptr, /*allow_exceptions=*/false);
+    const bool record = j.is_object() && j.contains("round") &&
+                        j["round"].is_number_integer();
+    if (!record) {
+      // A crash in the middle of an append leaves a torn last line: it is
+      // the open round's, dropped. Anywhere else the file was damaged, and
+      // dropping everything after it would lose rounds silently.
+      if (i + 1 == lines.size()) break;
+      return absl::DataLossError(absl::StrCat(
+          path, ":", i + 1, ": not a round record (a JSON object with an "
+          "integer \"round\"); repair or remove that line, then resume"));
+    }
     if (j["round"].get<int64_t>() > round) break;
-    kept << line << "\n";
+    kept << lines[i] << "\n";
   }
   return WriteFileDurably(path, kept.str());
 }

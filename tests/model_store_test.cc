@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include <filesystem>
+#include <cstring>
 #include <fstream>
 
 #include "tests/test_support.h"
@@ -45,6 +46,16 @@ TEST_CASE("a damaged checkpoint is refused with the reason") {
   CHECK_THAT(load_with(bytes + "x"), Catch::Contains("trailing"));
   CHECK_THAT(load_with("NOTSHEFL" + bytes.substr(8)),
              Catch::Contains("not a shefl checkpoint"));
+  // One flipped bit in a weight: the checksum catches it.
+  std::string flipped = bytes;
+  flipped[bytes.size() - 40] ^= 1;
+  CHECK_THAT(load_with(flipped), Catch::Contains("checksum"));
+  // A header claiming 2^34 weights a model is refused by the file's size,
+  // before anything is allocated.
+  std::string huge = bytes;
+  const uint64_t d = uint64_t{1} << 34;
+  std::memcpy(&huge[8 + 16], &d, 8);
+  CHECK_THAT(load_with(huge), Catch::Contains("its header says"));
   auto missing = ModelStore::LoadCheckpoint(dir / "nothing");
   CHECK(missing.status().code() == absl::StatusCode::kNotFound);
 }

@@ -113,6 +113,11 @@ struct ClientsConfig {
   // round starts only with that quorum and samples connected clients only.
   int64_t min_connected = 0;     // 0: all N
   double start_timeout_s = 60;
+  // Stallers (server/staller_book.h): a sampled client that sends no
+  // update before a round's deadline gets a strike; after staller_strikes
+  // in a row it sits out the next staller_rounds_out rounds. 0: off.
+  int64_t staller_strikes = 3;
+  int64_t staller_rounds_out = 5;
 };
 
 struct ScheduleConfig {

@@ -115,6 +115,8 @@ std::vector<Field> Fields(ExperimentConfig& c) {
       {"clients.over_select", &cl.over_selection, 0, 10},
       {"clients.min_connected", &cl.min_connected, 0, 1e8},
       {"clients.start_timeout_s", &cl.start_timeout_s, 0, 86400},
+      {"clients.staller_strikes", &cl.staller_strikes, 0, 1000},
+      {"clients.staller_rounds_out", &cl.staller_rounds_out, 0, 1000000},
       {"clients.hpc_capacity", &cl.hpc_capacity},
       {"hasa.allocation", &c.hasa.allocation, 0, 0,
        {"hasa", "uniform", "size", "mixed", "inverse"}},

@@ -62,8 +62,14 @@ absl::Status AppendDurably(const std::string& path, const std::string& text) {
 absl::Status WriteFileDurably(const std::string& path,
                               const std::string& contents, mode_t mode) {
   const std::string tmp = path + ".tmp";
-  const int fd =
-      ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
+  // A fresh file, never through a link: a tmp left by a crash is removed
+  // (unlink removes a link, not what it points at), and if anything
+  // appears there again before the open, the open fails rather than
+  // writing (a key, say) where someone else chose.
+  ::unlink(tmp.c_str());
+  const int fd = ::open(tmp.c_str(),
+                        O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+                        mode);
   if (fd < 0) return SysError("cannot create", tmp);
   absl::Status st = WriteAll(fd, contents, tmp);
   // open() applies the umask; a key file must be exactly `mode`.

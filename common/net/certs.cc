@@ -241,6 +241,12 @@ absl::Status MakeDevPki(const PkiOptions& o,
   if (ec)
     return absl::InternalError(
         absl::StrCat("cannot create '", o.out_dir, "': ", ec.message()));
+  // Keys live here: only the owner may list or enter the folder.
+  std::filesystem::permissions(o.out_dir, std::filesystem::perms::owner_all,
+                               std::filesystem::perm_options::replace, ec);
+  if (ec)
+    return absl::InternalError(
+        absl::StrCat("cannot make '", o.out_dir, "' 0700: ", ec.message()));
   const std::string ca_key_path = o.out_dir + "/ca.key";
   const bool have_ca = std::filesystem::exists(ca_key_path, ec);
   if (ec)  // unknown is not "absent": we could be about to replace a CA
