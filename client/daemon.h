@@ -125,8 +125,8 @@ class Daemon {
             Traffic kind, uint64_t bytes);
   void WriteRoundLine(int64_t round) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);  // caller holds mu_
   void BookFeedRequest(const v1::TaskFeedRequest& req);
-  // The token and session id as call metadata (common/net/call_metadata.h),
-  // on every call after Register.
+  // The token as call metadata (common/net/call_metadata.h), on every
+  // call after Register.
   void AddCallMetadata(grpc::ClientContext* ctx) const;
   // A model transfer: the bytes it counts for the clients it served, and
   // the bytes that crossed the wire (requests up, chunks down).

@@ -275,9 +275,12 @@ void Daemon::FlushRoundEndsLocked() {
 
 namespace shefl {
 
+// The token only: the session id is in every request already, and a
+// header sent on every call costs bytes the books do not hold (HPACK
+// sends a repeated one as an index of a byte or two; a run without a
+// token sends nothing extra).
 void Daemon::AddCallMetadata(grpc::ClientContext* ctx) const {
   if (!token_.empty()) ctx->AddMetadata(kTokenMetadata, token_);
-  ctx->AddMetadata(kSessionMetadata, session_id_);
 }
 
 }  // namespace shefl
