@@ -106,6 +106,7 @@ absl::StatusOr<std::shared_ptr<DaemonSession>> ClientRegistry::Register(
   for (int64_t id : s->clients)
     if (auto it = by_client_.find(id); it != by_client_.end()) Drop(it->second);
   by_name_[s->name] = s;
+  name_identity_.emplace(s->name, identity);
   by_session_[s->session_id] = s;
   for (int64_t id : s->clients) {
     by_client_[id] = s;
@@ -122,12 +123,20 @@ absl::StatusOr<std::vector<int64_t>> ClientRegistry::PickLocked(
       old != by_name_.end() && old->second->identity == identity)
     return old->second->clients;
   std::vector<int64_t> ids;
-  for (int64_t id = 0; id < num_clients_ && ids.size() < n; ++id) {
+  auto mine = [&](int64_t id) {
     auto owner = client_identity_.find(id);
-    if (by_client_.count(id) == 0 &&
-        (owner == client_identity_.end() || owner->second == identity))
+    return owner == client_identity_.end() || owner->second == identity;
+  };
+  for (int64_t id = 0; id < num_clients_ && ids.size() < n; ++id)
+    if (by_client_.count(id) == 0 && mine(id)) ids.push_back(id);
+  for (int64_t id = 0; id < num_clients_ && ids.size() < n; ++id) {
+    auto held = by_client_.find(id);
+    if (held != by_client_.end() && held->second->feed_was_open &&
+        !held->second->feed_open && held->second->identity == identity &&
+        mine(id))
       ids.push_back(id);
   }
+  std::sort(ids.begin(), ids.end());
   if (ids.size() < n)
     return absl::ResourceExhaustedError(absl::StrCat(
         "register: daemon '", LogSafe(name), "' asked for ", n,
@@ -136,8 +145,8 @@ absl::StatusOr<std::vector<int64_t>> ClientRegistry::PickLocked(
 }
 
 absl::Status ClientRegistry::CheckClaims(const DaemonSession& s) const {
-  if (auto old = by_name_.find(s.name);
-      old != by_name_.end() && old->second->identity != s.identity)
+  if (auto owner = name_identity_.find(s.name);
+      owner != name_identity_.end() && owner->second != s.identity)
     return absl::PermissionDeniedError(absl::StrCat(
         "register: daemon name '", LogSafe(s.name),
         "' belongs to another identity"));
@@ -290,6 +299,18 @@ double ClientRegistry::ShardSize(int64_t client) const {
       BoundedLocked(it->second));
 }
 
+ClientRegistry::Ownership ClientRegistry::GetOwnership() const {
+  MutexLock lock(mu_);
+  return {client_identity_, name_identity_};
+}
+
+void ClientRegistry::RestoreOwnership(Ownership o) {
+  MutexLock lock(mu_);
+  for (auto& [id, who] : o.clients)
+    if (id >= 0 && id < num_clients_) client_identity_[id] = std::move(who);
+  for (auto& [name, who] : o.names) name_identity_[name] = std::move(who);
+}
+
 std::shared_ptr<DaemonSession> ClientRegistry::BySession(
     const std::string& id) const {
   MutexLock lock(mu_);
@@ -307,6 +328,7 @@ void ClientRegistry::SetFeedOpen(const std::shared_ptr<DaemonSession>& s,
                                  bool open) {
   MutexLock lock(mu_);
   s->feed_open = open;
+  s->feed_was_open = s->feed_was_open || open;
 }
 
 int64_t ClientRegistry::ConnectedClients() const {

@@ -57,6 +57,9 @@ struct DaemonSession {
   bool Hosts(int64_t client) const;
   FeedQueue feed;
   bool feed_open = false;  // guarded by the registry's mutex
+  // Its feed opened once (so a closed one now means the daemon is gone,
+  // not that it has yet to open it); guarded by the registry's mutex.
+  bool feed_was_open = false;
   std::atomic<int> open_feeds{0};  // TaskFeed handlers running (the service's cap)
 };
 
@@ -105,6 +108,17 @@ class ClientRegistry {
   // Label-count bytes received, by client (every report, repeats included).
   std::map<int64_t, uint64_t> LabelBytes() const;
 
+  // Which identity owns which client ids and daemon names. Saved with each
+  // checkpoint and restored on --resume (server/ownership_file.h), so
+  // after a restart the first identity to register cannot take another's.
+  struct Ownership {
+    std::map<int64_t, std::string> clients;
+    std::map<std::string, std::string> names;
+  };
+  Ownership GetOwnership() const;
+  // Before any registration (a resumed run).
+  void RestoreOwnership(Ownership o);
+
   std::shared_ptr<DaemonSession> BySession(const std::string& id) const;
   // The live session hosting `client`, or nullptr.
   std::shared_ptr<DaemonSession> OwnerOf(int64_t client) const;
@@ -124,8 +138,9 @@ class ClientRegistry {
   std::map<std::string, std::shared_ptr<DaemonSession>> by_name_ ABSL_GUARDED_BY(mu_);
   std::map<std::string, std::shared_ptr<DaemonSession>> by_session_ ABSL_GUARDED_BY(mu_);
   std::map<int64_t, std::shared_ptr<DaemonSession>> by_client_ ABSL_GUARDED_BY(mu_);
-  // The first registrant of each client.
+  // The first registrant of each client, and of each daemon name.
   std::map<int64_t, std::string> client_identity_ ABSL_GUARDED_BY(mu_);
+  std::map<std::string, std::string> name_identity_ ABSL_GUARDED_BY(mu_);
   std::map<int64_t, uint64_t> shard_size_ ABSL_GUARDED_BY(mu_);
   double shard_multiple_ ABSL_GUARDED_BY(mu_) = 0;
   // shard_multiple_ x the median claim; recomputed when a claim arrives.
@@ -137,7 +152,9 @@ class ClientRegistry {
 
   // `n` clients for an auto registration (mu_ held): the name's clients
   // again for the same identity, else the lowest ids no session holds and
-  // no other identity owns. RESOURCE_EXHAUSTED when too few are free.
+  // no other identity owns, then (when too few) ids of this identity whose
+  // session is gone (its feed opened and closed since: a container
+  // restarted under a new name). RESOURCE_EXHAUSTED when too few are free.
   absl::StatusOr<std::vector<int64_t>> PickLocked(const std::string& name,
                                                   const std::string& identity,
                                                   uint32_t n) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);

@@ -16,6 +16,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "common/core/failpoint.h"
+#include "server/ownership_file.h"
 #include "server/robust_round.h"
 #include "common/core/log.h"
 #include "common/fed/lr_schedule.h"
@@ -266,6 +267,10 @@ absl::Status Coordinator::Record(const PendingRecord& rec) {
     return st;
   if (rec.optimizer && rec.round > 1)
     std::remove(results_->server_optimizer_path(rec.round - 1).c_str());
+  if (auto st = SaveOwnership(results_->ownership_path(),
+                              state_->registry.GetOwnership());
+      !st.ok())
+    return st;
   state_->metrics.SetRound(rec.round);
   state_->metrics.ObserveRoundSeconds(rec.wall);
   LogLine("coordinator",

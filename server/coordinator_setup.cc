@@ -7,6 +7,7 @@
 
 #include <chrono>
 #include <filesystem>
+#include <optional>
 #include <ctime>
 #include <fstream>
 #include <thread>
@@ -17,6 +18,7 @@
 #include "common/core/log.h"
 #include "common/net/metrics_server.h"
 #include "common/core/resources.h"
+#include "server/ownership_file.h"
 #include "server/staller_book.h"
 #include "server/coordinator.h"
 #include "server/fens_round.h"
@@ -145,6 +147,7 @@ absl::StatusOr<std::unique_ptr<Coordinator>> Coordinator::Create(
   }
 
   std::unique_ptr<ModelStore> store;
+  std::optional<ClientRegistry::Ownership> ownership;  // a resumed run's
   const bool have_checkpoint =
       std::filesystem::exists(c->results_->checkpoint_path());
   if (resume && !have_checkpoint) {
@@ -160,6 +163,9 @@ absl::StatusOr<std::unique_ptr<Coordinator>> Coordinator::Create(
                                  c->fens_ != nullptr);
         !st.ok())
       return st;
+    auto owners = LoadOwnership(c->results_->ownership_path());
+    if (owners.ok()) ownership = std::move(*owners);
+    else if (!absl::IsNotFound(owners.status())) return owners.status();
     store = std::move(ck->first);
     c->first_round_ = ck->second;
     if (auto st = c->results_->TruncateRounds(ck->second); !st.ok()) return st;
@@ -207,6 +213,7 @@ absl::StatusOr<std::unique_ptr<Coordinator>> Coordinator::Create(
                                           config->compression.density)));
   c->state_ = std::make_unique<CoordinatorState>(*config, std::move(store));
   c->state_->token = *token;
+  if (ownership) c->state_->registry.RestoreOwnership(std::move(*ownership));
   c->capacity_ = std::make_unique<CapacityPlan>(c->state_->config,
                                                 c->state_->registry);
   if (token->empty() && o.tls.ca_file.empty())

@@ -20,6 +20,8 @@ class RunResults {
 
   const std::string& dir() const { return dir_; }
   std::string checkpoint_path() const { return dir_ + "/checkpoints/latest.ckpt"; }
+  // Who owns which clients and names (server/ownership_file.h).
+  std::string ownership_path() const { return dir_ + "/checkpoints/ownership.json"; }
   // The server optimiser's state after `round` (common/fed/server_optimizer.h).
   std::string server_optimizer_path(int64_t round) const {
     return dir_ + "/checkpoints/server_optimizer-" + std::to_string(round) +
