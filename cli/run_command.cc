@@ -13,6 +13,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "cli/endpoints.h"
+#include "cli/launch_record.h"
 #include "cli/ports.h"
 #include "cli/progress.h"
 #include "cli/restarter.h"
@@ -192,6 +193,9 @@ int Launch(const RunArgs& args, const ExperimentConfig& config,
     if (auto st = EnsureRunCerts(CertsDir(dir), static_cast<int>(ranges.size()));
         !st.ok())
       return Fail(std::string(st.message()));
+  if (auto st = SaveLaunch(dir, args, static_cast<int>(ranges.size()), threads);
+      !st.ok())
+    return Fail(std::string(st.message()));
   RunPlan plan =
       MakeRunPlan(args, config_path, dir, ranges, bin_dir, *ports, threads);
 
@@ -242,7 +246,12 @@ int Launch(const RunArgs& args, const ExperimentConfig& config,
 
 }  // namespace
 
-int RunExperiment(const RunArgs& args, const std::string& bin_dir) {
+int RunExperiment(const RunArgs& given, const std::string& bin_dir) {
+  RunArgs args = given;
+  // A resumed run is launched as it was (cli/launch_record.h).
+  if (!args.resume.empty())
+    if (auto st = RestoreLaunch(args.resume, &args); !st.ok())
+      return Fail(std::string(st.message()));
   // With --resume and no CONFIG, the run's own resolved config is the file.
   std::string config_path =
       args.config.empty() ? args.resume + "/config.yaml" : args.config;
