@@ -123,7 +123,7 @@ absl::StatusOr<std::vector<int64_t>> ClientRegistry::PickLocked(
       old != by_name_.end() && old->second->identity == identity)
     return old->second->clients;
   std::vector<int64_t> ids;
-  auto mine = [&](int64_t id) {
+  auto mine = [&](int64_t id) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
     auto owner = client_identity_.find(id);
     return owner == client_identity_.end() || owner->second == identity;
   };
