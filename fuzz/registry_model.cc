@@ -44,9 +44,9 @@ std::set<absl::StatusCode> RegistryModel::RegisterRefusals(
     why.insert(absl::StatusCode::kInvalidArgument);
   // The request's shape is checked before anything the registry holds.
   if (!why.empty()) return why;
-  for (const auto& s : registry_->Sessions())
-    if (s->name == req.daemon_name() && s->identity != identity)
-      why.insert(absl::StatusCode::kPermissionDenied);
+  if (auto named = name_identity_.find(req.daemon_name());
+      named != name_identity_.end() && named->second != identity)
+    why.insert(absl::StatusCode::kPermissionDenied);
   for (int64_t id : ids) {
     auto first = client_identity_.find(id);
     if (first != client_identity_.end() && first->second != identity)
@@ -75,6 +75,7 @@ void RegistryModel::Register(const v1::RegisterRequest& req,
   CheckRegistered(**session, req, before);
   handles_.push_back(*session);
   for (int64_t id : (*session)->clients) client_identity_.emplace(id, identity);
+  name_identity_.emplace(req.daemon_name(), identity);
 }
 
 void RegistryModel::CheckRegistered(const DaemonSession& s,

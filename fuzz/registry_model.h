@@ -54,6 +54,9 @@ class RegistryModel {
   const int64_t n_;
   std::vector<std::shared_ptr<DaemonSession>> handles_;
   std::map<int64_t, std::string> client_identity_;  // first registrant
+  // The first registrant of each daemon name: a name stays its identity's
+  // after its session is replaced (durable ownership).
+  std::map<std::string, std::string> name_identity_;
   std::map<int64_t, uint64_t> shard_size_;          // first accepted report
 };
 

@@ -45,7 +45,7 @@ struct Files {
   }
 };
 
-TEST_CASE("--resume refuses a new model.num_models before writing anything",
+TEST_CASE("a resume refuses a new model.num_models before writing anything",
           "[resume]") {
   TempDir dir;
   const std::string run = FinishedRun(dir);
@@ -57,7 +57,7 @@ TEST_CASE("--resume refuses a new model.num_models before writing anything",
   CHECK(Files(run) == before);
 }
 
-TEST_CASE("--resume names a damaged rounds.jsonl line and changes nothing",
+TEST_CASE("a resume names a damaged rounds.jsonl line and changes nothing",
           "[resume]") {
   TempDir dir;
   const std::string run = FinishedRun(dir);
