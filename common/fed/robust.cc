@@ -51,10 +51,12 @@ double ClipBound(const RobustConfig& cfg, double median) {
 RobustCounts ApplyRobustBounds(const RobustConfig& cfg,
                                std::vector<ModelAggregator>* aggregators) {
   RobustCounts out;
+  // Every update's norm once, in aggregator then update order.
   std::vector<double> norms;
   for (ModelAggregator& agg : *aggregators)
     for (const ReceivedUpdate& u : agg.updates()) norms.push_back(L2Norm(u.delta));
   if (norms.empty()) return out;
+  size_t next = 0;
   out.median_norm = Median(norms);
   out.max_norm = *std::max_element(norms.begin(), norms.end());
   const double refuse = cfg.refuse_multiple > 0 && out.median_norm > 0
@@ -66,7 +68,7 @@ RobustCounts ApplyRobustBounds(const RobustConfig& cfg,
     std::vector<ReceivedUpdate> kept;
     kept.reserve(updates->size());
     for (ReceivedUpdate& u : *updates) {
-      const double norm = L2Norm(u.delta);
+      const double norm = norms[next++];
       if (norm > refuse) {
         ++out.refused_norm;
         continue;
