@@ -14,7 +14,8 @@ std::string CertsUsage() {
          "                   [--force]\n"
          "\n"
          "  --out DIR      where to write ca.pem/.key, server.pem/.key,\n"
-         "                 client-<i>.pem/.key and token\n"
+         "                 client-<i>.pem/.key, token (shared), client-<i>.token\n"
+         "                 (one per daemon) and tokens (their list)\n"
          "  --hosts LIST   names and addresses the coordinator is reached by\n"
          "                 (localhost and 127.0.0.1 are always included)\n"
          "  --clients N    client certificates, one per daemon (default 2)\n"
@@ -94,7 +95,9 @@ int CertsCommand(const std::vector<std::string>& args) {
             << "     shefl-client --tls-ca " << d << "/ca.pem [--tls-cert " << d
             << "/client-<i>.pem --tls-key " << d
             << "/client-<i>.key] --token-file " << d << "/token\n"
-            << "     ([...]: mutual TLS; keep ca.key off the machines)\n";
+            << "     ([...]: mutual TLS; keep ca.key off the machines)\n"
+            << "     one token per daemon: the coordinator's --token-file "
+            << d << "/tokens, daemon i's " << d << "/client-<i>.token\n";
   return 0;
 }
 

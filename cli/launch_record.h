@@ -4,7 +4,9 @@
 // line gives it, so a resumed run has the same daemons hosting the same
 // clients under the same certificates: the coordinator's ownership of
 // clients by identity (checkpoints/ownership.json) would refuse another
-// packing, and each daemon's error-feedback residuals are under its name.
+// packing under mutual TLS. (Error-feedback residuals are named by client
+// in a folder the daemons share, so a plaintext or shared-token run may be
+// resumed with another --daemons.)
 // Free functions; thread-compatible.
 #ifndef SHEFL_CLI_LAUNCH_RECORD_H_
 #define SHEFL_CLI_LAUNCH_RECORD_H_

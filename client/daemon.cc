@@ -63,7 +63,9 @@ absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Create(DaemonOptions o) {
     if (::gethostname(host, sizeof(host) - 1) == 0 && host[0] != '\0') o.name = host;
   }
   if (o.name.empty()) o.name = absl::StrCat("shefl-client-", ::getpid());
-  if (o.state_dir.empty()) o.state_dir = o.out_dir + "/" + o.name + ".state";
+  // One folder for the daemons that share OUT: residual files are named by
+  // client, so a client hosted by another daemon after a restart finds its own.
+  if (o.state_dir.empty()) o.state_dir = o.out_dir + "/state";
   std::error_code ec;
   std::filesystem::create_directories(o.out_dir, ec);
   if (ec)

@@ -47,7 +47,7 @@ struct DaemonOptions {
   uint32_t capacity = 0;
   std::string name;               // default: shefl-client-<pid>
   std::string out_dir = ".";      // <out_dir>/<name>.jsonl
-  std::string state_dir;          // default <out_dir>/<name>.state
+  std::string state_dir;          // default <out_dir>/state
   std::string metrics_listen;
   // Cores the daemon may use (<= 0: those of its affinity mask). It runs
   // threads / task_threads training tasks at once, each on task_threads

@@ -36,7 +36,9 @@ absl::StatusOr<std::string> DeltaCompressor::Compress(
   }
   auto residual = ResidualAfter(corrected, *sparse, device_);
   if (!residual.ok()) return residual.status();
-  residuals_->Stage(client, model, round, std::move(*residual));
+  if (auto st = residuals_->Stage(client, model, round, std::move(*residual));
+      !st.ok())
+    return st;
   return encoded;
 }
 

@@ -13,6 +13,8 @@
 #include "common/fed/partition.h"
 #include "common/learn/train.h"
 
+#include <set>
+
 namespace shefl {
 
 absl::StatusOr<std::unique_ptr<LocalTrainer>> LocalTrainer::Create(
@@ -32,7 +34,9 @@ absl::StatusOr<std::unique_ptr<LocalTrainer>> LocalTrainer::Create(
       *vt, config.compression.error_feedback, device, residual_dir,
       fingerprint);
   if (auto* book = t->compressor_->residuals()) {
-    if (auto st = book->Load(&t->residuals_loaded_); !st.ok()) return st;
+    // Only this daemon's clients: the folder may be shared (residual_book.h).
+    const std::set<int64_t> mine(clients.begin(), clients.end());
+    if (auto st = book->Load(&t->residuals_loaded_, mine); !st.ok()) return st;
   }
   auto train = LoadDataset(config.data, /*train=*/true, config.seed);
   if (!train.ok()) return train.status();

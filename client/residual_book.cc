@@ -2,6 +2,7 @@
 
 #include <dirent.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <ATen/ATen.h>
 
@@ -11,6 +12,7 @@
 #include <fstream>
 #include <memory>
 #include <sstream>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "common/core/durable_file.h"
@@ -64,11 +66,19 @@ uint64_t Fingerprint(const std::string& text) {
   return h;
 }
 
-std::string ResidualBook::PathOf(const Key& key) const {
-  return absl::StrCat(dir_, "/c", key.first, "-m", key.second, ".ef");
+std::string ResidualBook::PathOf(const Key& key, int64_t round) const {
+  return absl::StrCat(dir_, "/c", key.first, "-m", key.second, "-r", round,
+                      ".ef");
 }
 
-absl::Status ResidualBook::Load(int* loaded) {
+void ResidualBook::RemoveFile(const Key& key, int64_t round) {
+  auto it = files_.find(key);
+  if (it == files_.end() || it->second.erase(round) == 0) return;
+  ::unlink(PathOf(key, round).c_str());
+  if (it->second.empty()) files_.erase(it);
+}
+
+absl::Status ResidualBook::Load(int* loaded, const std::set<int64_t>& clients) {
   *loaded = 0;
   if (dir_.empty()) return absl::OkStatus();
   if (::mkdir(dir_.c_str(), 0755) != 0 && errno != EEXIST)
@@ -80,26 +90,39 @@ absl::Status ResidualBook::Load(int* loaded) {
                                             std::strerror(errno)));
   MutexLock lock(mu_);
   while (const dirent* e = ::readdir(d.get())) {
-    long long client = 0, model = 0;
+    long long client = 0, model = 0, named_round = 0;
     int used = 0;
-    if (std::sscanf(e->d_name, "c%lld-m%lld.ef%n", &client, &model, &used) != 2 ||
+    if (std::sscanf(e->d_name, "c%lld-m%lld-r%lld.ef%n", &client, &model,
+                    &named_round, &used) != 3 ||
         e->d_name[used] != '\0')
       continue;  // a temporary file or someone else's
+    if (!clients.empty() && !clients.count(client)) continue;
     std::ifstream in(absl::StrCat(dir_, "/", e->d_name), std::ios::binary);
     std::stringstream bytes;
     bytes << in.rdbuf();
     int64_t round = 0;
     at::Tensor residual;
-    if (!Parse(bytes.str(), fingerprint_, &round, &residual)) continue;
-    book_[{client, model}] = {{round, residual}};
-    ++*loaded;
+    if (!Parse(bytes.str(), fingerprint_, &round, &residual) ||
+        round != named_round)
+      continue;
+    book_[{client, model}][round] = residual;
+    files_[{client, model}].insert(round);
   }
+  *loaded = static_cast<int>(book_.size());
   return absl::OkStatus();
 }
 
 at::Tensor ResidualBook::InForce(int64_t client, int64_t model, int64_t round) {
   MutexLock lock(mu_);
-  auto it = book_.find({client, model});
+  const Key key{client, model};
+  // A round handed out again: what its first run and the rounds after it
+  // left is void, in memory and on disk.
+  if (auto f = files_.find(key); f != files_.end()) {
+    const std::vector<int64_t> later(f->second.lower_bound(round),
+                                     f->second.end());
+    for (int64_t r : later) RemoveFile(key, r);
+  }
+  auto it = book_.find(key);
   if (it == book_.end()) return at::Tensor();
   auto& rounds = it->second;
   rounds.erase(rounds.lower_bound(round), rounds.end());
@@ -114,32 +137,46 @@ at::Tensor ResidualBook::InForce(int64_t client, int64_t model, int64_t round) {
   return rounds.rbegin()->second;
 }
 
-void ResidualBook::Stage(int64_t client, int64_t model, int64_t round,
-                         at::Tensor residual) {
+absl::Status ResidualBook::Stage(int64_t client, int64_t model, int64_t round,
+                                 at::Tensor residual) {
+  const Key key{client, model};
+  // Written outside the lock: one task at a time stages a pair.
+  if (!dir_.empty()) {
+    if (auto st = WriteFileDurably(PathOf(key, round),
+                                   Serialize(fingerprint_, round, residual));
+        !st.ok())
+      return absl::Status(st.code(),
+                          absl::StrCat("cannot keep the error-feedback residual "
+                                       "of client ", client, " model ", model,
+                                       ": ", st.message()));
+  }
   MutexLock lock(mu_);
-  book_[{client, model}][round] = std::move(residual);
+  book_[key][round] = std::move(residual);
+  if (dir_.empty()) return absl::OkStatus();
+  std::set<int64_t>& on_disk = files_[key];
+  on_disk.insert(round);
+  // Three rounds: the newest two may be handed out again (see InForce),
+  // and the rerun needs the one before them.
+  while (on_disk.size() > 3) RemoveFile(key, *on_disk.begin());
+  return absl::OkStatus();
 }
 
 absl::Status ResidualBook::Commit(int64_t client, int64_t model,
                                   int64_t round) {
-  at::Tensor residual;
-  {
-    MutexLock lock(mu_);
-    auto it = book_.find({client, model});
-    if (it == book_.end() || !it->second.count(round))
-      return absl::NotFoundError(absl::StrCat("no residual of client ", client,
-                                              " model ", model, " round ",
-                                              round, " to commit"));
-    residual = it->second.at(round);
-  }
-  if (dir_.empty()) return absl::OkStatus();
-  return WriteFileDurably(PathOf({client, model}),
-                          Serialize(fingerprint_, round, residual));
+  MutexLock lock(mu_);
+  auto it = book_.find({client, model});
+  if (it == book_.end() || !it->second.count(round))
+    return absl::NotFoundError(absl::StrCat("no residual of client ", client,
+                                            " model ", model, " round ", round,
+                                            " to commit"));
+  return absl::OkStatus();
 }
 
 void ResidualBook::Discard(int64_t client, int64_t model, int64_t round) {
   MutexLock lock(mu_);
-  auto it = book_.find({client, model});
+  const Key key{client, model};
+  RemoveFile(key, round);
+  auto it = book_.find(key);
   if (it == book_.end()) return;
   it->second.erase(round);
   if (it->second.empty()) book_.erase(it);

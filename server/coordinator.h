@@ -47,6 +47,10 @@ struct CoordinatorOptions {
   double metrics_linger_s = 0;
   // TLS certificate and key, client CA (mutual TLS), token, --insecure.
   TlsOptions tls;
+  // Calls open at once per peer host and per identity
+  // (server/call_limits.h); 0: the defaults. Tests lower them.
+  int max_calls_per_host = 0;
+  int max_calls_per_identity = 0;
 };
 
 class Coordinator {

@@ -15,8 +15,10 @@ grpc::Status CoordinatorService::DownloadModel(
     grpc::ServerContext* ctx, const v1::DownloadRequest* req,
     grpc::ServerWriter<v1::ModelChunk>* writer) {
   const auto watched = watchdog_.Watch(ctx, StreamUntil());
-  if (auto st = CheckCallStart(ctx); !st.ok())
-    return Refuse("download", st, WireSize(*req), false, /*in_round=*/false);
+  auto slot = StartCall(ctx);
+  if (!slot.ok())
+    return Refuse("download", slot.status(), WireSize(*req), false,
+                  /*in_round=*/false);
   if (!s_->registry.BySession(req->session_id()))
     return Refuse("download",
                   absl::UnauthenticatedError("unknown session: register first"),

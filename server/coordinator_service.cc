@@ -1,5 +1,7 @@
 #include "server/coordinator_service.h"
 
+#include <grpc/grpc_security_constants.h>
+
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -68,17 +70,23 @@ void CoordinatorService::LogRefusal(const std::string& line) {
   LogLine("coordinator", line);
 }
 
+namespace {
+
+std::string MetadataToken(grpc::ServerContextBase* ctx) {
+  const auto& md = ctx->client_metadata();
+  auto it = md.find(kTokenMetadata);
+  return it == md.end() ? std::string()
+                        : std::string(it->second.data(), it->second.size());
+}
+
+}  // namespace
+
 absl::Status CoordinatorService::CheckCallStart(
     grpc::ServerContextBase* ctx) const {
+  if (s_->tokens.required() && !s_->tokens.Identify(MetadataToken(ctx)))
+    return absl::UnauthenticatedError(
+        "wrong or missing token (call metadata shefl-token)");
   const auto& md = ctx->client_metadata();
-  if (!s_->token.empty()) {
-    auto it = md.find(kTokenMetadata);
-    if (it == md.end() ||
-        !TokensEqual(std::string_view(it->second.data(), it->second.size()),
-                     s_->token))
-      return absl::UnauthenticatedError(
-          "wrong or missing token (call metadata shefl-token)");
-  }
   auto it = md.find(kSessionMetadata);
   if (it == md.end()) return absl::OkStatus();  // checked with the request
   auto session = s_->registry.BySession(
@@ -87,15 +95,27 @@ absl::Status CoordinatorService::CheckCallStart(
   return CheckCaller(session.get(), PeerIdentity(ctx));
 }
 
-std::string CoordinatorService::PeerIdentity(grpc::ServerContextBase* ctx) const {
+absl::StatusOr<CallLimits::Slot> CoordinatorService::StartCall(
+    grpc::ServerContextBase* ctx) {
+  if (auto st = CheckCallStart(ctx); !st.ok()) return st;
+  return limits_.Enter(ctx->peer(), PeerIdentity(ctx));
+}
+
+std::string CoordinatorService::PeerIdentity(grpc::ServerContextBase* ctx,
+                                             const std::string* token) const {
   auto auth = ctx->auth_context();
   if (auth && auth->IsPeerAuthenticated()) {
+    // The subject's CN: a SAN is any name the CA let the holder list, so
+    // a SAN equal to another daemon's CN must not make it that daemon.
     std::string id = "cert:";
-    for (const grpc::string_ref& part : auth->GetPeerIdentity())
-      absl::StrAppend(&id, absl::string_view(part.data(), part.size()), ";");
+    for (const grpc::string_ref& cn :
+         auth->FindPropertyValues(GRPC_X509_CN_PROPERTY_NAME))
+      absl::StrAppend(&id, absl::string_view(cn.data(), cn.size()));
     return id;
   }
-  return s_->token.empty() ? "anonymous" : "token";
+  if (!s_->tokens.required()) return "anonymous";
+  const std::string sent = token ? *token : MetadataToken(ctx);
+  return s_->tokens.Identify(sent).value_or("anonymous");
 }
 
 grpc::Status CoordinatorService::Register(grpc::ServerContext* ctx,
@@ -103,7 +123,7 @@ grpc::Status CoordinatorService::Register(grpc::ServerContext* ctx,
                                           v1::RegisterReply* reply) {
   const int64_t round = s_->current_round();
   const std::string who = absl::StrCat("daemon '", LogSafe(req->daemon_name()), "'");
-  if (!s_->token.empty() && !TokensEqual(req->token(), s_->token))
+  if (s_->tokens.required() && !s_->tokens.Identify(req->token()))
     return Refuse("register", absl::UnauthenticatedError(absl::StrCat(
                                   who, ": wrong or missing token")),
                   WireSize(*req));
@@ -113,7 +133,17 @@ grpc::Status CoordinatorService::Register(grpc::ServerContext* ctx,
                                   who, ": name or device longer than ",
                                   kMaxNameBytes, " bytes")),
                   WireSize(*req));
-  auto session = s_->registry.Register(*req, PeerIdentity(ctx));
+  const std::string identity = PeerIdentity(ctx, &req->token());
+  if (identity == "cert:")
+    return Refuse("register", absl::PermissionDeniedError(absl::StrCat(
+                                  who, ": the client certificate has no CN, "
+                                       "which is a daemon's identity")),
+                  WireSize(*req));
+  auto slot = limits_.Enter(ctx->peer(), identity);
+  if (!slot.ok())
+    return Refuse("register", slot.status(), WireSize(*req), false,
+                  /*in_round=*/false);
+  auto session = s_->registry.Register(*req, identity);
   if (!session.ok())
     return Refuse("register", session.status(), WireSize(*req));
   reply->set_session_id((*session)->session_id);
@@ -136,8 +166,10 @@ grpc::Status CoordinatorService::Register(grpc::ServerContext* ctx,
 grpc::Status CoordinatorService::TaskFeed(
     grpc::ServerContext* ctx, const v1::TaskFeedRequest* req,
     grpc::ServerWriter<v1::FeedMessage>* writer) {
-  if (auto st = CheckCallStart(ctx); !st.ok())
-    return Refuse("feed", st, WireSize(*req), false, /*in_round=*/false);
+  auto call = StartCall(ctx);
+  if (!call.ok())
+    return Refuse("feed", call.status(), WireSize(*req), false,
+                  /*in_round=*/false);
   auto session = s_->registry.BySession(req->session_id());
   if (!session)
     return Refuse("feed", absl::UnauthenticatedError(
@@ -236,8 +268,10 @@ grpc::Status CoordinatorService::TaskFeed(
 grpc::Status CoordinatorService::Heartbeat(grpc::ServerContext* ctx,
                                            const v1::HeartbeatRequest* req,
                                            v1::HeartbeatReply* reply) {
-  if (auto st = CheckCallStart(ctx); !st.ok())
-    return Refuse("heartbeat", st, WireSize(*req), false, /*in_round=*/false);
+  auto slot = StartCall(ctx);
+  if (!slot.ok())
+    return Refuse("heartbeat", slot.status(), WireSize(*req), false,
+                  /*in_round=*/false);
   auto session = s_->registry.BySession(req->session_id());
   if (!session)
     return Refuse("heartbeat", absl::UnauthenticatedError("unknown session"),

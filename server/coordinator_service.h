@@ -13,6 +13,7 @@
 #define SHEFL_SERVER_COORDINATOR_SERVICE_H_
 
 #include "common/net/call_metadata.h"
+#include "server/call_limits.h"
 #include "server/coordinator_state.h"
 #include "server/stream_watchdog.h"
 #include "shefl.grpc.pb.h"
@@ -23,7 +24,11 @@ class CoordinatorService final
     : public v1::Coordinator::WithCallbackMethod_UploadDelta<
           v1::Coordinator::Service> {
  public:
-  explicit CoordinatorService(CoordinatorState* state) : s_(state) {}
+  explicit CoordinatorService(
+      CoordinatorState* state,
+      int max_calls_per_host = CallLimits::kDefaultPerHost,
+      int max_calls_per_identity = CallLimits::kDefaultPerIdentity)
+      : s_(state), limits_(max_calls_per_host, max_calls_per_identity) {}
 
   grpc::Status Register(grpc::ServerContext* ctx,
                         const v1::RegisterRequest* req,
@@ -60,8 +65,11 @@ class CoordinatorService final
   absl::Status AcceptUpload(const v1::UploadHeader& h, const UploadPlan& plan,
                             const std::string& blob);
   // At the start of every call but Register: the metadata token (when the
-  // run has one) and, when the caller sends one, its session and identity.
+  // run has one) and, when the caller sends one, its session and identity;
+  // then a slot under the caller's host and identity bounds
+  // (server/call_limits.h), held for the call's life.
   absl::Status CheckCallStart(grpc::ServerContextBase* ctx) const;
+  absl::StatusOr<CallLimits::Slot> StartCall(grpc::ServerContextBase* ctx);
   // Books a served download (`down`: the chunk bytes written).
   void BookDownload(const v1::DownloadRequest& req, uint64_t down);
   // Counts a refused RPC (by reason; an upload also as rejected or late),
@@ -74,9 +82,14 @@ class CoordinatorService final
                       uint64_t bytes, bool update = false,
                       bool in_round = true);
   void LogRefusal(const std::string& line);
-  // "cert:<peer identity>" under mutual TLS, else "token" (or "anonymous"
-  // when no token is asked for).
-  std::string PeerIdentity(grpc::ServerContextBase* ctx) const;
+  // Who the caller is: "cert:<CN>" under mutual TLS (the certificate's
+  // common name, never one of its SANs), else the identity its token
+  // proves ("token" for the shared token, "token:NAME" for a daemon's own;
+  // common/net/token_book.h), or "anonymous" when no token is asked for.
+  // `token`: the one the caller sent (Register's field; other calls send
+  // it as metadata, read when `token` is null).
+  std::string PeerIdentity(grpc::ServerContextBase* ctx,
+                           const std::string* token = nullptr) const;
 
   // When an upload or download stream opened now is cancelled: the open
   // round's deadline plus kStreamGrace (now plus it between rounds).
@@ -90,6 +103,7 @@ class CoordinatorService final
   static constexpr int kMaxFeeds = 2;  // open TaskFeeds per session
 
   CoordinatorState* s_;
+  CallLimits limits_;
   StreamWatchdog watchdog_;
   Mutex log_mu_;
   int64_t log_second_ ABSL_GUARDED_BY(log_mu_) = 0;

@@ -18,6 +18,7 @@
 #include "common/core/log.h"
 #include "common/net/metrics_server.h"
 #include "common/core/resources.h"
+#include "common/core/fd_reserve.h"
 #include "server/ownership_file.h"
 #include "server/staller_book.h"
 #include "server/coordinator.h"
@@ -121,8 +122,8 @@ absl::StatusOr<std::unique_ptr<Coordinator>> Coordinator::Create(
   // Security flags fail before any data loads.
   auto creds = MakeServerCredentials(o.tls);
   if (!creds.ok()) return creds.status();
-  auto token = ReadToken(o.tls.token_file);
-  if (!token.ok()) return token.status();
+  auto tokens = TokenBook::Read(o.tls.token_file);
+  if (!tokens.ok()) return tokens.status();
   const bool resume = !o.resume_dir.empty();
   auto config = resume ? LoadConfig(o.resume_dir + "/config.yaml", o.overrides)
                        : LoadConfig(o.config_path, o.overrides);
@@ -212,11 +213,11 @@ absl::StatusOr<std::unique_ptr<Coordinator>> Coordinator::Create(
                            : absl::StrCat(", from density ",
                                           config->compression.density)));
   c->state_ = std::make_unique<CoordinatorState>(*config, std::move(store));
-  c->state_->token = *token;
+  c->state_->tokens = std::move(*tokens);
   if (ownership) c->state_->registry.RestoreOwnership(std::move(*ownership));
   c->capacity_ = std::make_unique<CapacityPlan>(c->state_->config,
                                                 c->state_->registry);
-  if (token->empty() && o.tls.ca_file.empty())
+  if (!c->state_->tokens.required() && o.tls.ca_file.empty())
     LogLine("coordinator",
             "WARNING: no --token-file and no --tls-client-ca: any peer that "
             "reaches the port can register as a daemon");
@@ -241,6 +242,7 @@ absl::Status Coordinator::StartServers(
   // Every peer's connection takes a descriptor; rounds.jsonl and the
   // checkpoints must still open.
   const uint64_t files = RaiseFileLimit();
+  HoldFileReserve();
   if (files < 4096)
     LogLine("coordinator", absl::StrCat("open-file limit is ", files,
                                         ": raise it (ulimit -n) to serve "
@@ -248,7 +250,12 @@ absl::Status Coordinator::StartServers(
   auto exposer = MetricsServer::Start(o.metrics_listen, state_->metrics.registry());
   if (!exposer.ok()) return exposer.status();
   exposer_ = std::move(*exposer);
-  service_ = std::make_unique<CoordinatorService>(state_.get());
+  service_ = std::make_unique<CoordinatorService>(
+      state_.get(),
+      o.max_calls_per_host > 0 ? o.max_calls_per_host
+                               : CallLimits::kDefaultPerHost,
+      o.max_calls_per_identity > 0 ? o.max_calls_per_identity
+                                   : CallLimits::kDefaultPerIdentity);
   grpc::EnableDefaultHealthCheckService(true);
   grpc::ServerBuilder builder;
   builder.AddListeningPort(o.listen, creds, &port_);

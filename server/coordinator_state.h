@@ -14,6 +14,7 @@
 #include <string>
 
 #include "common/net/accounting.h"
+#include "common/net/token_book.h"
 #include "common/core/config.h"
 #include "server/client_registry.h"
 #include "server/coordinator_metrics.h"
@@ -76,9 +77,10 @@ struct CoordinatorState {
   DownloadBook downloads;
   CoordinatorMetrics metrics;
   std::atomic<bool> stop{false};
-  // The deployment's registration token (--token-file); empty: none asked.
-  // Set before the server starts, read-only after.
-  std::string token;
+  // The registration tokens (--token-file; common/net/token_book.h): none
+  // asked, the deployment's shared one, or one per daemon. Set before the
+  // server starts, read-only after.
+  TokenBook tokens;
 
   // The round being run (1-based); 0 before the first.
   int64_t current_round() const {

@@ -104,10 +104,12 @@ class CoordinatorService::UploadReactor
     // round's deadline (plus grace).
     guard_.emplace(svc_->watchdog_.Watch(
         ctx_, StreamWatchdog::Clock::now() + kHeaderWait));
-    if (auto st = svc_->CheckCallStart(ctx_); !st.ok()) {
-      End(svc_->Refuse("upload", st, 0, true, /*in_round=*/false));
+    auto slot = svc_->StartCall(ctx_);
+    if (!slot.ok()) {
+      End(svc_->Refuse("upload", slot.status(), 0, true, /*in_round=*/false));
       return;
     }
+    slot_.emplace(std::move(*slot));
     StartRead(&chunk_);
   }
 
@@ -128,10 +130,11 @@ class CoordinatorService::UploadReactor
     if (!chunk_.has_header())
       return Fail(absl::InvalidArgumentError("malformed upload: no header"));
     header_ = chunk_.header();
-    const absl::Status caller = CheckCaller(
-        svc_->s_->registry.BySession(header_.session_id()).get(),
-        svc_->PeerIdentity(ctx_));
+    const auto session = svc_->s_->registry.BySession(header_.session_id());
+    const absl::Status caller =
+        CheckCaller(session.get(), svc_->PeerIdentity(ctx_));
     if (!caller.ok()) return Fail(caller);
+    in_session_ = session != nullptr;
     auto plan = svc_->CheckUploadHeader(header_);
     if (!plan.ok()) return Fail(plan.status());
     plan_ = std::move(*plan);
@@ -162,8 +165,9 @@ class CoordinatorService::UploadReactor
     End(grpc::Status::OK);
   }
 
-  // Counted in the open round, as every upload refusal after the call's
-  // start (an upload is an update whatever it holds).
+  // Counted in the open round once the header named a session of the
+  // caller's (an upload is an update whatever it holds); before that, as
+  // every call without a session, on /metrics only.
   void Fail(const absl::Status& st) {
     absl::Status why = st;
     if (ctx_->IsCancelled())
@@ -175,7 +179,7 @@ class CoordinatorService::UploadReactor
       why = WithContext(why, absl::StrCat("client ", header_.client_id(),
                                           " model ", header_.model_id(),
                                           " round ", header_.round(), ": "));
-    End(svc_->Refuse("upload", why, bytes_, true));
+    End(svc_->Refuse("upload", why, bytes_, true, in_session_));
   }
 
   void End(const grpc::Status& status) {
@@ -192,6 +196,8 @@ class CoordinatorService::UploadReactor
   std::optional<UploadPlan> plan_;
   std::optional<UploadAssembler> assembler_;
   uint64_t bytes_ = 0;
+  bool in_session_ = false;  // the header named a session of the caller's
+  std::optional<CallLimits::Slot> slot_;  // held until OnDone
 };
 
 grpc::ServerReadReactor<v1::DeltaChunk>* CoordinatorService::UploadDelta(

@@ -7,6 +7,7 @@
 #include <chrono>
 
 #include "absl/strings/str_cat.h"
+#include "common/net/keepalive.h"
 
 namespace shefl {
 
@@ -30,6 +31,9 @@ absl::StatusOr<std::unique_ptr<HealthPort>> HealthPort::Start(
   // Ours instead of gRPC's default health service (on for the main port).
   builder.SetOption(std::make_unique<grpc::HealthCheckServiceServerBuilderOption>(nullptr));
   builder.AddListeningPort(listen, grpc::InsecureServerCredentials(), &h->port_);
+  // Plaintext and open to anyone who reaches it: a connection cannot hold
+  // on for ever, nor a crowd of them take every thread.
+  AddProbePortLimits(&builder);
   builder.RegisterService(&h->service_);
   h->server_ = builder.BuildAndStart();
   if (!h->server_ || h->port_ == 0)

@@ -12,6 +12,7 @@
 #include <fstream>
 
 #include "absl/strings/str_cat.h"
+#include "common/core/fd_reserve.h"
 #include "common/core/durable_file.h"
 #include "common/core/failpoint.h"
 #include "common/core/mutex.h"
@@ -143,7 +144,8 @@ absl::Status ModelStore::SaveCheckpoint(
     const std::vector<ModelSnapshot>& models,
     const std::vector<uint64_t>& versions) {
   const std::string tmp = path + ".tmp";
-  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  int fd = OpenWithReserve(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
+                           0644);
   if (fd < 0) return Errno("cannot create checkpoint", tmp);
   Failpoint("checkpoint.before_write");
   const uint64_t header[3] = {static_cast<uint64_t>(round), models.size(),

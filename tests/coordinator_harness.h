@@ -50,6 +50,41 @@ inline CoordinatorOptions MtlsOptions(const std::string& config_path,
   return o;
 }
 
+// A coordinator of `o` running in this process until the object goes.
+struct RunningCoordinator {
+  std::unique_ptr<Coordinator> coordinator;
+  std::thread runner;
+  explicit RunningCoordinator(const CoordinatorOptions& o) {
+    auto c = Coordinator::Create(o);
+    INFO(c.status());
+    REQUIRE(c.ok());
+    coordinator = std::move(*c);
+    runner = std::thread([this] { (void)coordinator->Run(); });
+  }
+  ~RunningCoordinator() {
+    coordinator->RequestStop();
+    runner.join();
+  }
+  std::string target() const {
+    return "127.0.0.1:" + std::to_string(coordinator->listening_port());
+  }
+};
+
+// Plaintext options on 127.0.0.1:0 for config `config_path`, results in
+// `out_dir`, with `token_file` (empty: no token).
+inline CoordinatorOptions PlainOptions(const std::string& config_path,
+                                       const std::string& out_dir,
+                                       const std::string& token_file = "") {
+  CoordinatorOptions o;
+  o.config_path = config_path;
+  o.listen = "127.0.0.1:0";
+  o.out_dir = out_dir;
+  o.threads = 1;
+  o.tls.insecure = true;
+  o.tls.token_file = token_file;
+  return o;
+}
+
 struct HarnessOptions {
   std::string token;     // the deployment's token; empty: none asked
   int last_client = 7;   // the harness registers clients 0..last_client

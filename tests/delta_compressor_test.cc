@@ -7,7 +7,10 @@
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+#include <filesystem>
 #include <string>
+#include <vector>
 
 #include "tests/test_support.h"
 
@@ -141,12 +144,13 @@ TEST_CASE("a round handed out again starts from the residual in force before it"
   CHECK(at::equal(c.residuals()->Newest(2, 1), left));
 }
 
-TEST_CASE("accepted residuals survive a restart and another run's are not loaded") {
+TEST_CASE("staged residuals survive a restart and another run's are not loaded") {
   testing::TempDir dir;
   const std::string folder = dir / "residuals";
   const int64_t d = 1500, k = 50;
   const at::Tensor d1 = RandomDelta(d, 41), d2 = RandomDelta(d, 42);
-  at::Tensor committed;
+  at::Tensor committed, staged;
+  Sent first5;
   {
     DeltaCompressor c(ValueType::kFp32, true, at::kCPU, folder, 77);
     int loaded = -1;
@@ -155,18 +159,64 @@ TEST_CASE("accepted residuals survive a restart and another run's are not loaded
     MustCompress(c, 9, 2, 4, d1, k);
     REQUIRE(c.Settle(9, 2, 4, true).ok());
     committed = c.residuals()->Newest(9, 2).clone();
-    MustCompress(c, 9, 2, 5, d2, k);  // staged, never answered: not on disk
+    // Staged, never answered: in force, as in memory, until round 5 is
+    // handed out again.
+    first5 = MustCompress(c, 9, 2, 5, d2, k);
+    staged = c.residuals()->Newest(9, 2).clone();
   }
   DeltaCompressor restarted(ValueType::kFp32, true, at::kCPU, folder, 77);
   int loaded = 0;
   REQUIRE(restarted.residuals()->Load(&loaded).ok());
   CHECK(loaded == 1);
   REQUIRE(restarted.residuals()->Newest(9, 2).defined());
-  CHECK(at::equal(restarted.residuals()->Newest(9, 2), committed));
+  CHECK(at::equal(restarted.residuals()->Newest(9, 2), staged));
+  // The coordinator died too and hands round 5 out again: the rerun starts
+  // from round 4's residual and sends what the first run sent.
+  const Sent again = MustCompress(restarted, 9, 2, 5, d2, k);
+  CHECK(again.decoded.indices == first5.decoded.indices);
+  CHECK(again.decoded.values == first5.decoded.values);
+  // A daemon that hosts other clients reads none of these.
+  DeltaCompressor neighbour(ValueType::kFp32, true, at::kCPU, folder, 77);
+  REQUIRE(neighbour.residuals()->Load(&loaded, {1, 2, 3}).ok());
+  CHECK(loaded == 0);
   DeltaCompressor other(ValueType::kFp32, true, at::kCPU, folder, 78);
   REQUIRE(other.residuals()->Load(&loaded).ok());
   CHECK(loaded == 0);
   CHECK_FALSE(other.residuals()->Newest(9, 2).defined());
+}
+
+TEST_CASE("on disk a pair keeps its three newest rounds and loses refused ones") {
+  testing::TempDir dir;
+  const std::string folder = dir / "residuals";
+  const int64_t d = 400, k = 20;
+  DeltaCompressor c(ValueType::kFp32, true, at::kCPU, folder, 5);
+  int loaded = 0;
+  REQUIRE(c.residuals()->Load(&loaded).ok());
+  for (int64_t round = 1; round <= 5; ++round) {
+    MustCompress(c, 3, 0, round, RandomDelta(d, 50 + round), k);
+    REQUIRE(c.Settle(3, 0, round, true).ok());
+  }
+  auto files = [&] {
+    std::vector<std::string> names;
+    for (const auto& e : std::filesystem::directory_iterator(folder))
+      names.push_back(e.path().filename().string());
+    std::sort(names.begin(), names.end());
+    return names;
+  };
+  CHECK(files() == std::vector<std::string>{"c3-m0-r3.ef", "c3-m0-r4.ef",
+                                            "c3-m0-r5.ef"});
+  // Round 6 staged: three kept counting it; refused: its file goes too.
+  MustCompress(c, 3, 0, 6, RandomDelta(d, 60), k);
+  CHECK(files() == std::vector<std::string>{"c3-m0-r4.ef", "c3-m0-r5.ef",
+                                            "c3-m0-r6.ef"});
+  REQUIRE(c.Settle(3, 0, 6, /*accepted=*/false).ok());
+  CHECK(files() == std::vector<std::string>{"c3-m0-r4.ef", "c3-m0-r5.ef"});
+  // Round 5 handed out again: the files of 5 and later go with it, and the
+  // rerun's residual takes its place.
+  MustCompress(c, 3, 0, 5, RandomDelta(d, 55), k);
+  CHECK(files() == std::vector<std::string>{"c3-m0-r4.ef", "c3-m0-r5.ef"});
+  c.residuals()->InForce(3, 0, 5);
+  CHECK(files() == std::vector<std::string>{"c3-m0-r4.ef"});
 }
 
 }  // namespace

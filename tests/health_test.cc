@@ -6,6 +6,15 @@
 
 #include <catch2/catch.hpp>
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+
 #include "tests/test_support.h"
 
 namespace shefl {
@@ -90,6 +99,36 @@ TEST_CASE("shefl health checks the coordinator under mutual TLS and on its plain
   CHECK(probe.exit_code == 0);
   CHECK_THAT(probe.output, Catch::Contains("SERVING"));
   CHECK(plain_main.exit_code == 1);  // the main port stays TLS-only
+}
+
+// A connection that never speaks HTTP/2 is closed after the handshake
+// timeout (10 s), instead of holding a descriptor for ever.
+TEST_CASE("the plaintext health port closes a connection that never speaks") {
+  testing::TempDir dir;
+  testing::WriteFile(dir / "c.yaml", testing::SyntheticConfig());
+  CoordinatorOptions o = PlainOptions(dir / "c.yaml", dir / "out");
+  o.health_listen = "127.0.0.1:0";
+  RunningCoordinator c(o);
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  REQUIRE(fd >= 0);
+  const timeval wait{25, 0};  // a recv that times out is not a close
+  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &wait, sizeof(wait));
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_port = htons(static_cast<uint16_t>(c.coordinator->health_port()));
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  REQUIRE(::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a)) == 0);
+  const auto start = std::chrono::steady_clock::now();
+  char byte;
+  ssize_t n = 1;
+  while (n > 0) n = ::recv(fd, &byte, 1, 0);  // any preface, then the close
+  const bool closed = n == 0 || errno == ECONNRESET;
+  const double waited = std::chrono::duration<double>(
+                            std::chrono::steady_clock::now() - start).count();
+  ::close(fd);
+  INFO("recv ended after " << waited << " s");
+  CHECK(closed);
+  CHECK(waited < 20);
 }
 
 }  // namespace

@@ -117,6 +117,16 @@ TEST_CASE("a bad config stops the coordinator at start, naming the key") {
   auto r3 = RunProcess({testing::BinDir() + "/shefl-coordinator", "--bogus", "1"}, 60);
   CHECK(r3.exit_code == 2);
   CHECK_THAT(r3.output, Catch::Contains("--bogus"));
+  // --flag=value is read as --flag value (the key named the same way).
+  auto r4 = RunProcess({testing::BinDir() + "/shefl-coordinator",
+                        "--config=" + cfg, "--listen=127.0.0.1:0",
+                        "--out=" + (dir / "out4"), "--insecure"},
+                       60);
+  CHECK(r4.exit_code == 1);
+  CHECK_THAT(r4.output, Catch::Contains("aggregation.beta"));
+  auto r5 = RunProcess({testing::BinDir() + "/shefl-client", "--insecure=yes"}, 60);
+  CHECK(r5.exit_code == 2);
+  CHECK_THAT(r5.output, Catch::Contains("--insecure takes no value"));
 }
 
 }  // namespace

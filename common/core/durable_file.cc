@@ -10,6 +10,7 @@
 #include <filesystem>
 
 #include "absl/strings/str_cat.h"
+#include "common/core/fd_reserve.h"
 
 namespace shefl {
 
@@ -37,7 +38,8 @@ absl::Status WriteAll(int fd, const std::string& data,
 absl::Status FsyncParentDir(const std::string& path) {
   std::string dir = std::filesystem::path(path).parent_path().string();
   if (dir.empty()) dir = ".";
-  const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  const int fd =
+      OpenWithReserve(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (fd < 0) return SysError("cannot open directory", dir);
   const int rc = ::fsync(fd);
   const int saved = errno;
@@ -50,7 +52,8 @@ absl::Status FsyncParentDir(const std::string& path) {
 absl::Status AppendDurably(const std::string& path, const std::string& text) {
   const bool existed = ::access(path.c_str(), F_OK) == 0;
   const int fd =
-      ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+      OpenWithReserve(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC,
+                      0644);
   if (fd < 0) return SysError("cannot open", path);
   absl::Status st = WriteAll(fd, text, path);
   if (st.ok() && ::fsync(fd) != 0) st = SysError("cannot fsync", path);
@@ -67,7 +70,7 @@ absl::Status WriteFileDurably(const std::string& path,
   // appears there again before the open, the open fails rather than
   // writing (a key, say) where someone else chose.
   ::unlink(tmp.c_str());
-  const int fd = ::open(tmp.c_str(),
+  const int fd = OpenWithReserve(tmp.c_str(),
                         O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
                         mode);
   if (fd < 0) return SysError("cannot create", tmp);

@@ -1,6 +1,7 @@
 #include "common/core/flags.h"
 
 #include <csignal>
+#include <optional>
 #include <cstdio>
 #include <vector>
 
@@ -56,19 +57,27 @@ int RunMain(int argc, char** argv, const std::string& program,
     return code;
   };
   for (int i = 1; i < argc; ++i) {
-    const std::string flag = argv[i];
+    std::string flag = argv[i];
     if (flag == "--help" || flag == "-h") {
       std::fputs(usage.c_str(), stdout);
       return 0;
     }
+    // "--flag=value" as well as "--flag value", as `shefl run` takes them.
+    std::optional<std::string> inline_value;
+    if (const size_t eq = flag.find('=');
+        flag.rfind("--", 0) == 0 && eq != std::string::npos) {
+      inline_value = flag.substr(eq + 1);
+      flag.resize(eq);
+    }
     if (auto sw = switches.find(flag); sw != switches.end()) {
+      if (inline_value) return fail(flag + " takes no value", 2);
       *sw->second = true;
       continue;
     }
     auto it = setters.find(flag);
     if (it == setters.end()) return fail("unknown flag " + flag, 2);
-    if (i + 1 >= argc) return fail(flag + " needs a value", 2);
-    if (auto st = it->second(argv[++i]); !st.ok())
+    if (!inline_value && i + 1 >= argc) return fail(flag + " needs a value", 2);
+    if (auto st = it->second(inline_value ? *inline_value : argv[++i]); !st.ok())
       return fail(std::string(st.message()), 2);
   }
   std::signal(SIGTERM, stop);

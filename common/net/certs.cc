@@ -89,7 +89,7 @@ struct CertSpec {
   std::string common_name;
   bool ca = false;
   std::string extended_usage;  // "serverAuth" | "clientAuth"
-  std::string alt_names;       // server only
+  std::string alt_names;       // SANs (OpenSSL syntax), empty: none
 };
 
 // A certificate for `key`, signed by `issuer`/`issuer_key` (itself when
@@ -230,6 +230,18 @@ absl::Status CheckOptions(const PkiOptions& o) {
 
 }  // namespace
 
+namespace {
+
+// 32 random bytes in hex.
+absl::StatusOr<std::string> RandomToken() {
+  unsigned char raw[32];
+  if (RAND_bytes(raw, sizeof raw) != 1) return SslError("token: RAND_bytes");
+  return absl::BytesToHexString(
+      absl::string_view(reinterpret_cast<const char*>(raw), sizeof raw));
+}
+
+}  // namespace
+
 absl::Status MakeDevPki(const PkiOptions& o,
                         const std::function<void(const std::string&)>& on_file) {
   if (auto st = CheckOptions(o); !st.ok()) return st;
@@ -279,20 +291,29 @@ absl::Status MakeDevPki(const PkiOptions& o,
   if (!server.ok()) return server.status();
   for (int i = 0; i < o.clients; ++i) {
     auto client = w.Issue(absl::StrCat("client-", i),
-                          {absl::StrCat("shefl-client-", i), false,
-                           "clientAuth", ""},
+                          {absl::StrCat(o.client_cn_prefix, i), false,
+                           "clientAuth", o.client_alt_names},
                           ca.get(), ca_key.get());
     if (!client.ok()) return client.status();
   }
   if (!o.write_token) return absl::OkStatus();
-  unsigned char raw[32];
-  if (RAND_bytes(raw, sizeof raw) != 1)
-    return SslError(absl::StrCat(w.Path("token"), ": RAND_bytes"));
-  return w.Write("token",
-                 absl::BytesToHexString(absl::string_view(
-                     reinterpret_cast<const char*>(raw), sizeof raw)) +
-                     "\n",
-                 0600);
+  // The shared token, and one per daemon with the coordinator's list of
+  // them (common/net/token_book.h): under token-only TLS a daemon's own
+  // token is its identity.
+  auto token = RandomToken();
+  if (!token.ok()) return token.status();
+  if (auto st = w.Write("token", *token + "\n", 0600); !st.ok()) return st;
+  std::string list =
+      "# shefl-coordinator --token-file: one daemon's name and token a line\n";
+  for (int i = 0; i < o.clients; ++i) {
+    auto own = RandomToken();
+    if (!own.ok()) return own.status();
+    const std::string name = absl::StrCat("client-", i);
+    if (auto st = w.Write(name + ".token", *own + "\n", 0600); !st.ok())
+      return st;
+    absl::StrAppend(&list, name, " ", *own, "\n");
+  }
+  return w.Write("tokens", list, 0600);
 }
 
 }  // namespace shefl

@@ -34,10 +34,16 @@ struct PkiOptions {
   // locks out every daemon holding a certificate of the old one).
   bool force = false;
   bool write_token = true;
+  // Client certificates' CN is <client_cn_prefix><i>; client_alt_names, if
+  // set, are their SANs in OpenSSL's syntax ("DNS:a,DNS:b"). Tests make a
+  // certificate whose SAN names another daemon this way.
+  std::string client_cn_prefix = "shefl-client-";
+  std::string client_alt_names;
 };
 
-// Writes ca.pem, ca.key, server.pem, server.key, client-<i>.pem/.key and
-// token into out_dir (created if missing): EC P-256 keys, SHA-256
+// Writes ca.pem, ca.key, server.pem, server.key, client-<i>.pem/.key,
+// token (the shared token), client-<i>.token (each daemon's own) and tokens
+// (the coordinator's list of them, common/net/token_book.h) into out_dir (created if missing): EC P-256 keys, SHA-256
 // signatures, random 128-bit serials; the CA with basicConstraints
 // CA:TRUE and keyUsage keyCertSign,cRLSign (both critical), the server
 // with serverAuth and the SANs of `hosts`, client-<i> with CN

@@ -37,4 +37,16 @@ void AddServerKeepaliveAndLimits(grpc::ServerBuilder* builder) {
   builder->SetResourceQuota(quota);
 }
 
+void AddProbePortLimits(grpc::ServerBuilder* builder) {
+  builder->AddChannelArgument(GRPC_ARG_SERVER_HANDSHAKE_TIMEOUT_MS, 10000);
+  builder->AddChannelArgument(GRPC_ARG_MAX_CONNECTION_IDLE_MS, 60000);
+  builder->AddChannelArgument(GRPC_ARG_MAX_CONNECTION_AGE_MS, 600000);
+  builder->AddChannelArgument(GRPC_ARG_MAX_CONNECTION_AGE_GRACE_MS, 5000);
+  builder->AddChannelArgument(GRPC_ARG_MAX_CONCURRENT_STREAMS, 4);
+  grpc::ResourceQuota quota("shefl-probe-port");
+  quota.SetMaxThreads(16);
+  quota.Resize(size_t{64} << 20);
+  builder->SetResourceQuota(quota);
+}
+
 }  // namespace shefl

@@ -19,6 +19,10 @@ void AddClientKeepalive(grpc::ChannelArguments* args);
 // concurrent streams per connection and a resource quota (threads and
 // memory), so no peer can grow the coordinator without bound.
 void AddServerKeepaliveAndLimits(grpc::ServerBuilder* builder);
+// Limits for a plaintext probe port (the health service): a probe makes
+// one short call, so a connection gets a 10 s handshake, 60 s without a
+// call and 10 minutes in all, 4 streams, and the port 16 handler threads.
+void AddProbePortLimits(grpc::ServerBuilder* builder);
 
 }  // namespace shefl
 

@@ -6,6 +6,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "common/core/log.h"
+#include "common/net/token_book.h"
 
 namespace shefl {
 
@@ -82,13 +83,13 @@ MakeChannelCredentials(const TlsOptions& o, grpc::ChannelArguments* args) {
 
 absl::StatusOr<std::string> ReadToken(const std::string& path) {
   if (path.empty()) return std::string();
-  std::ifstream in(path, std::ios::binary);
-  if (!in)
-    return absl::NotFoundError(
-        absl::StrCat("--token-file '", path, "': cannot read the file"));
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  std::string token(absl::StripAsciiWhitespace(ss.str()));
+  auto text = ReadTokenFile(path);
+  if (!text.ok()) return text.status();
+  std::string token(absl::StripAsciiWhitespace(*text));
+  if (token.find_first_of(" \t\n") != std::string::npos)
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--token-file '", path, "': a daemon's token file holds its one token "
+        "(this one has several fields or lines: the coordinator's list?)"));
   if (token.size() < 16)
     return absl::InvalidArgumentError(absl::StrCat(
         "--token-file '", path, "': a token needs at least 16 characters (",
