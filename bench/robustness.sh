@@ -7,7 +7,8 @@
 # "huge flip noise shard labels" (shefl-client --adversary; client/adversary.h).
 # Ten daemons host the config's clients in equal ranges; daemon 0 lies.
 # shard runs with aggregation.weight_by_samples on (otherwise a shard claim
-# weighs nothing), labels with method hasa (the one that reads them).
+# weighs nothing), labels with method hasa (the one that reads them); each
+# of those gets its own clean run with the same settings.
 # Prints a markdown table; results under /tmp/shefl-robust-*.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -43,7 +44,8 @@ run() {
       >"$dir/d$i.log" 2>&1 &
     pids+=($!)
   done
-  wait "$c" || echo "$name: coordinator exited $?" >&2
+  # A coordinator that failed leaves its daemons retrying for ever.
+  wait "$c" || { echo "$name: coordinator exited $?" >&2; kill "${pids[@]}" 2>/dev/null || true; }
   for p in "${pids[@]}"; do wait "$p" || true; done
   python3 - "$dir/run/rounds.jsonl" "$name" <<'PY'
 import json, sys
@@ -65,7 +67,8 @@ run clean none
 for m in "${MODES[@]}"; do
   sets=()
   [ "$m" = shard ] && sets=(--set aggregation.weight_by_samples=true)
-  [ "$m" = labels ] && sets=(--set method=hasa)
+  [ "$m" = labels ] && sets=(--set method=hasa --set aggregation.rule=uniform)
+  [ ${#sets[@]} -gt 0 ] && run "$m-clean" none "${sets[@]}"
   run "$m-on" "$m" "${sets[@]}"
   run "$m-off" "$m" "${sets[@]}" --set aggregation.robust=false
 done

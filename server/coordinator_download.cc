@@ -19,6 +19,10 @@ grpc::Status CoordinatorService::DownloadModel(
   if (!slot.ok())
     return Refuse("download", slot.status(), WireSize(*req), false,
                   /*in_round=*/false);
+  auto thread = HoldThread(ctx);
+  if (!thread.ok())
+    return Refuse("download", thread.status(), WireSize(*req), false,
+                  /*in_round=*/false);
   if (!s_->registry.BySession(req->session_id()))
     return Refuse("download",
                   absl::UnauthenticatedError("unknown session: register first"),

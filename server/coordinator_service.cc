@@ -101,6 +101,11 @@ absl::StatusOr<CallLimits::Slot> CoordinatorService::StartCall(
   return limits_.Enter(ctx->peer(), PeerIdentity(ctx));
 }
 
+absl::StatusOr<CallLimits::Slot> CoordinatorService::HoldThread(
+    grpc::ServerContextBase* ctx) {
+  return thread_limits_.Enter(ctx->peer(), PeerIdentity(ctx));
+}
+
 std::string CoordinatorService::PeerIdentity(grpc::ServerContextBase* ctx,
                                              const std::string* token) const {
   auto auth = ctx->auth_context();
@@ -169,6 +174,10 @@ grpc::Status CoordinatorService::TaskFeed(
   auto call = StartCall(ctx);
   if (!call.ok())
     return Refuse("feed", call.status(), WireSize(*req), false,
+                  /*in_round=*/false);
+  auto thread = HoldThread(ctx);
+  if (!thread.ok())
+    return Refuse("feed", thread.status(), WireSize(*req), false,
                   /*in_round=*/false);
   auto session = s_->registry.BySession(req->session_id());
   if (!session)

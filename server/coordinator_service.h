@@ -12,6 +12,8 @@
 #ifndef SHEFL_SERVER_COORDINATOR_SERVICE_H_
 #define SHEFL_SERVER_COORDINATOR_SERVICE_H_
 
+#include <algorithm>
+
 #include "common/net/call_metadata.h"
 #include "server/call_limits.h"
 #include "server/coordinator_state.h"
@@ -28,7 +30,11 @@ class CoordinatorService final
       CoordinatorState* state,
       int max_calls_per_host = CallLimits::kDefaultPerHost,
       int max_calls_per_identity = CallLimits::kDefaultPerIdentity)
-      : s_(state), limits_(max_calls_per_host, max_calls_per_identity) {}
+      : s_(state),
+        limits_(max_calls_per_host, max_calls_per_identity),
+        thread_limits_(std::min(max_calls_per_host, kThreadCallsPerHost),
+                       std::min(max_calls_per_identity,
+                                kThreadCallsPerIdentity)) {}
 
   grpc::Status Register(grpc::ServerContext* ctx,
                         const v1::RegisterRequest* req,
@@ -70,6 +76,10 @@ class CoordinatorService final
   // (server/call_limits.h), held for the call's life.
   absl::Status CheckCallStart(grpc::ServerContextBase* ctx) const;
   absl::StatusOr<CallLimits::Slot> StartCall(grpc::ServerContextBase* ctx);
+  // A second, tighter slot for the calls that hold a server thread while
+  // open (TaskFeed, DownloadModel), so no one host or identity can take
+  // the sync server's threads (512) from the others.
+  absl::StatusOr<CallLimits::Slot> HoldThread(grpc::ServerContextBase* ctx);
   // Books a served download (`down`: the chunk bytes written).
   void BookDownload(const v1::DownloadRequest& req, uint64_t down);
   // Counts a refused RPC (by reason; an upload also as rejected or late),
@@ -101,9 +111,15 @@ class CoordinatorService final
 
   static constexpr int kLogsPerSecond = 20;
   static constexpr int kMaxFeeds = 2;  // open TaskFeeds per session
+  // Thread-holding calls: half the sync server's threads per host, an
+  // eighth per identity (a daemon holds its feeds and a download per task
+  // slot).
+  static constexpr int kThreadCallsPerHost = 256;
+  static constexpr int kThreadCallsPerIdentity = 64;
 
   CoordinatorState* s_;
   CallLimits limits_;
+  CallLimits thread_limits_;
   StreamWatchdog watchdog_;
   Mutex log_mu_;
   int64_t log_second_ ABSL_GUARDED_BY(log_mu_) = 0;
