@@ -41,6 +41,9 @@ struct CoordinatorOptions {
   std::string health_listen;
   std::string out_dir;     // overrides config out_dir
   std::string resume_dir;  // continue this run from its checkpoint
+  // With config_path: resume the results folder's run when it has this
+  // config, refuse when it has another (server/run_folder.h).
+  bool continue_run = false;
   int threads = 0;         // torch threads for evaluation; 0: all cores
   // After the run, keep serving /metrics this long (SIGTERM ends it), so a
   // scraper sees the final values.

@@ -1,5 +1,5 @@
 // shefl-coordinator --config FILE [--set key=value]... [--listen HOST:PORT]
-//     [--metrics-listen HOST:PORT] [--out DIR] [--resume RUN_DIR]
+//     [--metrics-listen HOST:PORT] [--out DIR] [--resume RUN_DIR | --continue]
 //     [--threads N] [--metrics-linger-s S] [--tls-cert F --tls-key F
 //     [--tls-client-ca F] | --insecure] [--token-file F]
 #include <unistd.h>
@@ -24,13 +24,17 @@ void OnSignal(int sig) {
 constexpr const char* kUsage =
     "usage: shefl-coordinator --config FILE [--set key=value]...\n"
     "         [--listen HOST:PORT] [--metrics-listen HOST:PORT] [--out DIR]\n"
-    "         [--resume RUN_DIR] [--threads N] [--metrics-linger-s S]\n"
+    "         [--resume RUN_DIR | --continue] [--threads N] [--metrics-linger-s S]\n"
     "         (--tls-cert FILE --tls-key FILE [--tls-client-ca FILE] | --insecure)\n"
     "         [--token-file FILE] [--health-listen HOST:PORT]\n"
     "  TLS is required unless --insecure; `shefl certs` makes the files.\n"
     "  --tls-client-ca: mutual TLS, daemons need a certificate of that CA.\n"
     "  --token-file: daemons must present this token to register.\n"
     "  --listen defaults to 127.0.0.1:50051; use 0.0.0.0:PORT to serve a lab.\n"
+    "  --out: a folder that holds a run is refused (resume it with --resume);\n"
+    "  --continue: resume it when it holds a run of this config (and --set),\n"
+    "              refuse naming what changed when it holds another's (for\n"
+    "              services that restart)\n"
     "  --metrics-linger-s: after the run, keep serving /metrics S seconds so\n"
     "                      Prometheus scrapes the final values (SIGTERM ends it)\n"
     "  --health-listen: a plaintext port serving only the gRPC health\n"
@@ -67,5 +71,6 @@ int main(int argc, char** argv) {
     return st;
   };
   return shefl::RunMain(argc, argv, "shefl-coordinator", kUsage, flags, run,
-                        OnSignal, {{"--insecure", &o.tls.insecure}});
+                        OnSignal, {{"--insecure", &o.tls.insecure},
+                                  {"--continue", &o.continue_run}});
 }

@@ -19,6 +19,7 @@
 #include "common/net/metrics_server.h"
 #include "common/core/resources.h"
 #include "common/core/fd_reserve.h"
+#include "server/run_folder.h"
 #include "server/ownership_file.h"
 #include "server/staller_book.h"
 #include "server/coordinator.h"
@@ -117,8 +118,10 @@ absl::Status CheckResumable(const ModelStore& store,
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<Coordinator>> Coordinator::Create(
-    const CoordinatorOptions& o) {
+    const CoordinatorOptions& options) {
   auto c = std::unique_ptr<Coordinator>(new Coordinator());
+  CoordinatorOptions o = options;
+  if (auto st = ChooseStart(&o); !st.ok()) return st;
   // Security flags fail before any data loads.
   auto creds = MakeServerCredentials(o.tls);
   if (!creds.ok()) return creds.status();
