@@ -17,6 +17,7 @@
 #include "absl/strings/str_join.h"
 #include "common/core/failpoint.h"
 #include "server/ownership_file.h"
+#include "server/waiting_line.h"
 #include "server/robust_round.h"
 #include "common/core/log.h"
 #include "common/fed/lr_schedule.h"
@@ -87,10 +88,14 @@ void Coordinator::WaitForDaemons(bool first) {
       if (first && quorum < cl.num_clients)
         need = absl::StrFormat("need all, or %d after %.0f s", quorum,
                                cl.start_timeout_s);
-      LogLine("coordinator", absl::StrCat("waiting for clients: ",
-                                          state_->registry.ConnectedClients(),
-                                          "/", cl.num_clients, " connected (",
-                                          need, ")"));
+      std::vector<int64_t> hosted;
+      for (const auto& session : state_->registry.Sessions())
+        if (!session->clients.empty() &&
+            state_->registry.IsConnected(session->clients.front()))
+          hosted.push_back(static_cast<int64_t>(session->clients.size()));
+      LogLine("coordinator",
+              WaitingLine(state_->registry.ConnectedClients(), cl.num_clients,
+                          need, hosted));
       last_log = Clock::now();
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
