@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Builds and tests shefl on a lent GPU machine against its pip PyTorch's
+# Builds and tests shefl on a GPU machine against its pip PyTorch's
 # CUDA LibTorch. That machine has cmake, ninja, nvcc and PyTorch but no apt
 # and no network, so Debian 12's gRPC, protobuf, abseil, prometheus-cpp and
 # the rest travel with the checkout as unpacked .deb files (docs/GPU.md).
@@ -9,8 +9,8 @@
 #   scripts/gpu-build.sh test [CTEST ARGS]  THERE: ctest with CUDA visible
 #   scripts/gpu-build.sh all  [CTEST ARGS]  THERE: build, then test
 #
-# On the device tool, in one call:
-#   run(command="bash scripts/gpu-build.sh all", carry=[".gpu"], timeout_s=600)
+# Copy the checkout with .gpu/ to the GPU machine, then there:
+#   OUT=gpu-logs bash scripts/gpu-build.sh all
 #
 # .gpu/ (git-ignored) is what travels: prefix.tar.xz (the Debian libraries,
 # about 10 MB) and fashion-mnist/ (the data set, 30 MB). The prefix is
@@ -85,9 +85,8 @@ pack() {
   local tree; tree=$(cd "$ROOT" && git ls-files -z | xargs -0 du -cb | tail -1 | cut -f1)
   local carry; carry=$(du -sb "$CARRY" | cut -f1)
   log "$(du -h "$TARBALL" | cut -f1) $TARBALL; .gpu/ $((carry / 1048576)) MiB +" \
-      "tracked tree $((tree / 1048576)) MiB = $(((carry + tree) / 1048576)) MiB of the 64 MiB that travels"
-  [ $((carry + tree)) -lt $((60 * 1048576)) ] || die "too large to travel: try pack --no-data"
-  echo 'run(command="bash scripts/gpu-build.sh all", carry=[".gpu"], timeout_s=600)'
+      "tracked tree $((tree / 1048576)) MiB = $(((carry + tree) / 1048576)) MiB to copy"
+  echo "next: copy the checkout with .gpu/ to the GPU machine; there: bash scripts/gpu-build.sh all"
 }
 
 # Keeps what a build links or a CMake config checks for; drops the rest.
@@ -133,7 +132,7 @@ need_prefix() {
     touch "$PREFIX/.unpacked"
   fi
   [ -d "$LIBDIR" ] || die "no prefix: run scripts/gpu-build.sh pack on the Debian machine" \
-    "first, then name .gpu in the device tool's carry (carry=[\".gpu\"])"
+    "first, then copy .gpu/ with the checkout to this machine"
 }
 
 # Torch's CMake prefix: pip's torch there, or SHEFL_TORCH_PREFIX (Debian's
@@ -200,8 +199,8 @@ build() {
   rc=$?
   set -e
   if [ "$rc" = 124 ]; then
-    die "build unfinished after ${BUILD_SECONDS}s: call the same command again within" \
-        "30 s (the warm machine keeps $BUILD_DIR and ninja resumes)"
+    die "build unfinished after ${BUILD_SECONDS}s: run the same command again" \
+        "(ninja resumes in $BUILD_DIR)"
   fi
   if [ "$rc" != 0 ]; then
     grep -E -A12 '^FAILED' "$blog" | head -120

@@ -15,13 +15,9 @@ grpc::Status CoordinatorService::DownloadModel(
     grpc::ServerContext* ctx, const v1::DownloadRequest* req,
     grpc::ServerWriter<v1::ModelChunk>* writer) {
   const auto watched = watchdog_.Watch(ctx, StreamUntil());
-  auto slot = StartCall(ctx);
-  if (!slot.ok())
-    return Refuse("download", slot.status(), WireSize(*req), false,
-                  /*in_round=*/false);
-  auto thread = HoldThread(ctx);
-  if (!thread.ok())
-    return Refuse("download", thread.status(), WireSize(*req), false,
+  auto slots = StartThreadCall(ctx);
+  if (!slots.ok())
+    return Refuse("download", slots.status(), WireSize(*req), false,
                   /*in_round=*/false);
   if (!s_->registry.BySession(req->session_id()))
     return Refuse("download",

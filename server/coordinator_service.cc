@@ -101,9 +101,13 @@ absl::StatusOr<CallLimits::Slot> CoordinatorService::StartCall(
   return limits_.Enter(ctx->peer(), PeerIdentity(ctx));
 }
 
-absl::StatusOr<CallLimits::Slot> CoordinatorService::HoldThread(
-    grpc::ServerContextBase* ctx) {
-  return thread_limits_.Enter(ctx->peer(), PeerIdentity(ctx));
+absl::StatusOr<CoordinatorService::ThreadCallSlots>
+CoordinatorService::StartThreadCall(grpc::ServerContextBase* ctx) {
+  auto call = StartCall(ctx);
+  if (!call.ok()) return call.status();
+  auto thread = thread_limits_.Enter(ctx->peer(), PeerIdentity(ctx));
+  if (!thread.ok()) return thread.status();
+  return ThreadCallSlots(std::move(*call), std::move(*thread));
 }
 
 std::string CoordinatorService::PeerIdentity(grpc::ServerContextBase* ctx,
@@ -171,13 +175,9 @@ grpc::Status CoordinatorService::Register(grpc::ServerContext* ctx,
 grpc::Status CoordinatorService::TaskFeed(
     grpc::ServerContext* ctx, const v1::TaskFeedRequest* req,
     grpc::ServerWriter<v1::FeedMessage>* writer) {
-  auto call = StartCall(ctx);
-  if (!call.ok())
-    return Refuse("feed", call.status(), WireSize(*req), false,
-                  /*in_round=*/false);
-  auto thread = HoldThread(ctx);
-  if (!thread.ok())
-    return Refuse("feed", thread.status(), WireSize(*req), false,
+  auto slots = StartThreadCall(ctx);
+  if (!slots.ok())
+    return Refuse("feed", slots.status(), WireSize(*req), false,
                   /*in_round=*/false);
   auto session = s_->registry.BySession(req->session_id());
   if (!session)

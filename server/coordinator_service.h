@@ -13,6 +13,7 @@
 #define SHEFL_SERVER_COORDINATOR_SERVICE_H_
 
 #include <algorithm>
+#include <utility>
 
 #include "common/net/call_metadata.h"
 #include "server/call_limits.h"
@@ -76,10 +77,11 @@ class CoordinatorService final
   // (server/call_limits.h), held for the call's life.
   absl::Status CheckCallStart(grpc::ServerContextBase* ctx) const;
   absl::StatusOr<CallLimits::Slot> StartCall(grpc::ServerContextBase* ctx);
-  // A second, tighter slot for the calls that hold a server thread while
-  // open (TaskFeed, DownloadModel), so no one host or identity can take
-  // the sync server's threads (512) from the others.
-  absl::StatusOr<CallLimits::Slot> HoldThread(grpc::ServerContextBase* ctx);
+  // StartCall's slot and a second, tighter one for the calls that hold a
+  // server thread while open (TaskFeed, DownloadModel), so no one host or
+  // identity can take the sync server's threads (512) from the others.
+  using ThreadCallSlots = std::pair<CallLimits::Slot, CallLimits::Slot>;
+  absl::StatusOr<ThreadCallSlots> StartThreadCall(grpc::ServerContextBase* ctx);
   // Books a served download (`down`: the chunk bytes written).
   void BookDownload(const v1::DownloadRequest& req, uint64_t down);
   // Counts a refused RPC (by reason; an upload also as rejected or late),

@@ -22,20 +22,26 @@
 namespace shefl::testing {
 
 // In `out`: client-0.pem/.key signed by the CA of `ca_dir` (its ca.pem and
-// ca.key are copied) whose validity ended yesterday.
-inline absl::Status MakeExpiredClient(const std::string& ca_dir,
-                                      const std::string& out) {
+// ca.key are copied), with `o`'s other settings (validity, CN, SANs).
+inline absl::Status MakeClientUnderCa(const std::string& ca_dir,
+                                      const std::string& out, PkiOptions o) {
   std::filesystem::create_directories(out);
   for (const char* f : {"ca.pem", "ca.key"})
     std::filesystem::copy_file(ca_dir + "/" + f, out + "/" + f);
+  o.out_dir = out;
+  o.clients = 1;
+  o.reuse_ca = true;
+  o.write_token = false;
+  return MakeDevPki(o);
+}
+
+// The same whose validity ended yesterday.
+inline absl::Status MakeExpiredClient(const std::string& ca_dir,
+                                      const std::string& out) {
   PkiOptions old;
-  old.out_dir = out;
-  old.clients = 1;
-  old.reuse_ca = true;
-  old.write_token = false;
   old.not_before_s = -2 * 86400;
   old.not_after_s = -86400;
-  return MakeDevPki(old);
+  return MakeClientUnderCa(ca_dir, out, old);
 }
 
 // A PKI in `dir` made by the real `shefl certs` binary, the way a lab

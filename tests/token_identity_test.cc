@@ -118,17 +118,10 @@ TEST_CASE("under mutual TLS a SAN naming another daemon does not make its holder
   TempDir dir;
   const std::string pki = dir / "pki", mallory = dir / "mallory";
   REQUIRE(testing::MakeCertsWithCli(pki, 1).ok());
-  std::filesystem::create_directories(mallory);
-  for (const char* f : {"ca.pem", "ca.key"})
-    std::filesystem::copy_file(pki + "/" + f, mallory + "/" + f);
   PkiOptions m;
-  m.out_dir = mallory;
-  m.clients = 1;
-  m.reuse_ca = true;
-  m.write_token = false;
   m.client_cn_prefix = "mallory-";
   m.client_alt_names = "DNS:shefl-client-0";
-  REQUIRE(MakeDevPki(m).ok());
+  REQUIRE(testing::MakeClientUnderCa(pki, mallory, m).ok());
   testing::WriteFile(dir / "c.yaml", testing::SyntheticConfig());
   RunningCoordinator c(MtlsOptions(dir / "c.yaml", dir / "out", pki));
   const std::string token = ReadFile(pki + "/token").substr(0, 64);
