@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "cli/certs_command.h"
+#include "cli/config_command.h"
 #include "cli/health_command.h"
 #include "cli/launch_args.h"
 #include "cli/report.h"
@@ -28,6 +29,16 @@ std::string SiblingBinDir() {
   std::string self(buf, static_cast<size_t>(n));
   size_t slash = self.rfind('/');
   return slash == std::string::npos ? "." : self.substr(0, slash);
+}
+
+// The overview with `config`, which is dispatched before the launcher's
+// parser and so is not in its list of commands.
+std::string Overview(std::string usage) {
+  const size_t at = usage.find("  health ");
+  if (at == std::string::npos) return usage;
+  return usage.insert(at,
+                      "  config CONFIG [--set k=v]  print the resolved config;\n"
+                      "                       --reference: every key\n");
 }
 
 int Report(const shefl::CommandLine& cl) {
@@ -72,10 +83,11 @@ int main(int argc, char** argv) {
   std::vector<std::string> args(argv + 1, argv + argc);
   if (!args.empty() && args[0] == "certs") return shefl::CertsCommand(args);
   if (!args.empty() && args[0] == "health") return shefl::HealthCommand(args);
+  if (!args.empty() && args[0] == "config") return shefl::ConfigCommand(args);
   absl::StatusOr<shefl::CommandLine> cl = shefl::ParseCommandLine(args);
   if (!cl.ok()) {
     // Usage of the subcommand the user was typing, else the overview.
-    std::string usage = shefl::MainUsage();
+    std::string usage = Overview(shefl::MainUsage());
     if (!args.empty() && args[0] == "run") usage = shefl::RunUsage();
     if (!args.empty() && args[0] == "report") usage = shefl::ReportUsage();
     std::cerr << "shefl: " << cl.status().message() << "\n\n" << usage;
@@ -83,7 +95,9 @@ int main(int argc, char** argv) {
   }
   switch (cl->command) {
     case shefl::CommandLine::Command::kHelp:
-      std::cout << cl->help_text;
+      std::cout << (cl->help_text == shefl::MainUsage()
+                        ? Overview(cl->help_text)
+                        : cl->help_text);
       return 0;
     case shefl::CommandLine::Command::kRun:
       return shefl::RunExperiment(cl->run, SiblingBinDir());

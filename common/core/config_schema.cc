@@ -62,103 +62,206 @@ std::vector<Field> Fields(ExperimentConfig& c) {
   auto& cl = c.clients;
   auto& a = c.aggregation;
   return {
-      {"name", &c.name},
+      {"name", "Run name: the results folder's prefix and the label in reports.",
+       &c.name},
       // Checked against the method registry (common/fed/methods/).
-      {"method", &c.method},
-      {"seed", &c.seed},
-      {"rounds", &c.rounds, 1, 1e9},
-      {"out_dir", &c.out_dir},
-      {"round_deadline_s", &c.round_deadline_s, 0.001, 86400},
-      {"device", &c.device},
-      {"data.dataset", &d.dataset, 0, 0,
+      {"method",
+       "FL method: shefl, fedensemble, fedavg, fedprox, fedavgm, fedadam, "
+       "hasa or fens (docs/METHODS.md); its presets fill keys left unset.",
+       &c.method},
+      {"seed", "Seed of every random draw: partition, cohorts, assignment, "
+       "initial models, batch order.", &c.seed},
+      {"rounds", "Federated rounds to run.", &c.rounds, 1, 1e9},
+      {"out_dir", "Results folder; empty: results/<name>-<timestamp>.",
+       &c.out_dir},
+      {"round_deadline_s", "Seconds a round waits for its updates before it "
+       "closes with what arrived; later ones are refused as late.",
+       &c.round_deadline_s, 0.001, 86400},
+      {"device", "The coordinator's evaluation device: auto, cpu, cuda or "
+       "cuda:N (daemons take theirs from --device).", &c.device},
+      {"data.dataset", "Data set, read from its real file format "
+       "(synthetic: a seeded Gaussian mixture).", &d.dataset, 0, 0,
        {"fmnist", "mnist", "cifar10", "cifar100", "svhn", "agnews",
         "synthetic"}},
-      {"data.root", &d.root},
-      {"data.synthetic_train", &d.synthetic_train, 1, 1e9},
-      {"data.synthetic_test", &d.synthetic_test, 1, 1e9},
-      {"data.synthetic_features", &d.synthetic_features, 1, 1e6},
-      {"data.synthetic_classes", &d.synthetic_classes, 2, 1e6},
-      {"data.text_vocab", &d.text_vocab, 2, 1e9},
-      {"data.text_max_len", &d.text_max_len, 1, 1e6},
-      {"partition.scheme", &p.scheme, 0, 0, {"iid", "dirichlet", "shards", "own"}},
-      {"partition.alpha", &p.alpha, 1e-6, kInf},
-      {"partition.shards", &p.shards, 1, 1e9},
-      {"partition.shards_per_client", &p.shards_per_client, 1, 1e9},
-      {"partition.min_samples", &p.min_samples, 0, 1e9},
+      {"data.root", "Folder holding the data set's files; empty: the data "
+       "set's standard folder.", &d.root},
+      {"data.synthetic_train", "synthetic: training samples.",
+       &d.synthetic_train, 1, 1e9},
+      {"data.synthetic_test", "synthetic: test samples.", &d.synthetic_test,
+       1, 1e9},
+      {"data.synthetic_features", "synthetic: features per sample.",
+       &d.synthetic_features, 1, 1e6},
+      {"data.synthetic_classes", "synthetic: classes.",
+       &d.synthetic_classes, 2, 1e6},
+      {"data.text_vocab", "agnews: size of the hashed-token vocabulary.",
+       &d.text_vocab, 2, 1e9},
+      {"data.text_max_len", "agnews: tokens kept per text.",
+       &d.text_max_len, 1, 1e6},
+      {"partition.scheme", "How the training set is split over clients; "
+       "own: each daemon reads its own folder, no split.", &p.scheme, 0, 0,
+       {"iid", "dirichlet", "shards", "own"}},
+      {"partition.alpha", "dirichlet: concentration of the label "
+       "distribution per client (small: skewed, large: near iid).",
+       &p.alpha, 1e-6, kInf},
+      {"partition.shards", "shards: S, the number of label-sorted shards; "
+       "unset: shards_per_client x num_clients.", &p.shards, 1, 1e9},
+      {"partition.shards_per_client", "shards: s, shards per client; unset: "
+       "4 (20 for cifar100).", &p.shards_per_client, 1, 1e9},
+      {"partition.min_samples", "dirichlet: redraw until every client has "
+       "at least this many samples.", &p.min_samples, 0, 1e9},
       // Checked against common/core/model_catalog.h.
-      {"model.name", &c.model.name},
-      {"model.num_models", &c.model.num_models, 1, 1024},
-      {"train.optimizer", &t.optimizer, 0, 0, {"sgd", "adam"}},
-      {"train.lr", &t.lr, 1e-12, 1e3},
-      {"train.momentum", &t.momentum, 0, 1},
-      {"train.weight_decay", &t.weight_decay, 0, 1e3},
-      {"train.local_epochs", &t.local_epochs, 0, 1e6},
-      {"train.local_steps", &t.local_steps, 0, 1e9},
-      {"train.hpc_local_epochs", &t.hpc_local_epochs, 0, 1e6},
-      {"train.batch_size", &t.batch_size, 1, 1e7},
-      {"train.lr_decay", &t.lr_decay, 1e-6, 1},
-      {"train.lr_decay_every", &t.lr_decay_every, 1, 1e9},
-      {"train.lr_schedule", &t.lr_schedule, 0, 0, {"constant", "cosine"}},
-      {"train.prox_mu", &t.prox_mu, 0, 1e6},
-      {"compression.density", &k.density, 1e-9, 1},
-      {"compression.resource_ratio", &k.resource_ratio, 0, 1e6},
-      {"compression.value_type", &k.value_type, 0, 0, {"fp32", "fp16", "bf16"}},
-      {"compression.error_feedback", &k.error_feedback},
-      {"compression.budget_bytes", &k.budget_bytes, 0, 1e15},
-      {"clients.num_clients", &cl.num_clients, 1, 1e8},
-      {"clients.num_hpc", &cl.num_hpc, 0, 1e8},
-      {"clients.per_round_hpc", &cl.per_round_hpc, 0, 1e8},
-      {"clients.per_round_lpc", &cl.per_round_lpc, 0, 1e8},
-      {"clients.sampling", &cl.sampling, 0, 0, {"clustered", "uniform"}},
-      {"clients.over_selection", &cl.over_selection, 0, 10},
+      {"model.name", "Model architecture: cnn, mlp, resnet18, resnet34 or "
+       "text.", &c.model.name},
+      {"model.num_models", "M, the number of global models (ensemble "
+       "members); fedavg-like methods and fens pin it to 1.",
+       &c.model.num_models, 1, 1024},
+      {"train.optimizer", "Local optimiser.", &t.optimizer, 0, 0,
+       {"sgd", "adam"}},
+      {"train.lr", "Local learning rate at round 1.", &t.lr, 1e-12, 1e3},
+      {"train.momentum", "SGD momentum.", &t.momentum, 0, 1},
+      {"train.weight_decay", "L2 weight decay of the local optimiser.",
+       &t.weight_decay, 0, 1e3},
+      {"train.local_epochs", "Passes over the client's shard per task.",
+       &t.local_epochs, 0, 1e6},
+      {"train.local_steps", "> 0: train this many mini-batch steps instead "
+       "of local_epochs.", &t.local_steps, 0, 1e9},
+      {"train.hpc_local_epochs", "> 0: HPCs train this many epochs instead "
+       "(the SHEFL paper's Figure 7 baselines).",
+       &t.hpc_local_epochs, 0, 1e6},
+      {"train.batch_size", "Local mini-batch size.", &t.batch_size, 1, 1e7},
+      {"train.lr_decay", "lr is multiplied by this every lr_decay_every "
+       "rounds.", &t.lr_decay, 1e-6, 1},
+      {"train.lr_decay_every", "Rounds between learning-rate decays.",
+       &t.lr_decay_every, 1, 1e9},
+      {"train.lr_schedule", "Within one local training: keep the round's "
+       "lr, or anneal it to 0 (cosine).", &t.lr_schedule, 0, 0,
+       {"constant", "cosine"}},
+      {"train.prox_mu", "FedProx's mu: adds mu/2 ||w - w_global||^2 to the "
+       "local loss; preset 0.01 for fedprox.", &t.prox_mu, 0, 1e6},
+      {"compression.density", "rho: an LPC uploads k = ceil(rho d) of d "
+       "coordinates; preset 0.1 for shefl, 1 (dense) for the others.",
+       &k.density, 1e-9, 1},
+      {"compression.resource_ratio", "r, an HPC's upload budget in LPC "
+       "budgets, spread over its M models (shefl); 0: r = M.",
+       &k.resource_ratio, 0, 1e6},
+      {"compression.value_type", "Wire type of the uploaded values.",
+       &k.value_type, 0, 0, {"fp32", "fp16", "bf16"}},
+      {"compression.error_feedback", "Clients keep what top-k dropped and "
+       "add it to their next delta of that model.", &k.error_feedback},
+      {"compression.budget_bytes", "> 0: an LPC's upload budget in bytes "
+       "per round, instead of density; k is the largest that fits.",
+       &k.budget_bytes, 0, 1e15},
+      {"clients.num_clients", "N, logical clients in the federation.",
+       &cl.num_clients, 1, 1e8},
+      {"clients.num_hpc", "Clients with ids 0 to num_hpc - 1 are HPCs, the "
+       "rest LPCs.", &cl.num_hpc, 0, 1e8},
+      {"clients.per_round_hpc", "C_h, HPCs sampled per round.",
+       &cl.per_round_hpc, 0, 1e8},
+      {"clients.per_round_lpc", "C_l, LPCs sampled per round.",
+       &cl.per_round_lpc, 0, 1e8},
+      {"clients.sampling", "clustered: one client from each of C fixed "
+       "clusters a round; uniform: a plain draw.", &cl.sampling, 0, 0,
+       {"clustered", "uniform"}},
+      {"clients.over_selection", "e: sample ceil(C (1 + e)) clients and "
+       "close the round on the first C updates.", &cl.over_selection, 0, 10},
       // The spelling; both set the same value.
-      {"clients.over_select", &cl.over_selection, 0, 10},
-      {"clients.min_connected", &cl.min_connected, 0, 1e8},
-      {"clients.start_timeout_s", &cl.start_timeout_s, 0, 86400},
-      {"clients.staller_strikes", &cl.staller_strikes, 0, 1000},
-      {"clients.staller_rounds_out", &cl.staller_rounds_out, 0, 1000000},
-      {"clients.hpc_capacity", &cl.hpc_capacity},
-      {"hasa.allocation", &c.hasa.allocation, 0, 0,
+      {"clients.over_select", "Another name for clients.over_selection.",
+       &cl.over_selection, 0, 10},
+      {"clients.min_connected", "Quorum of connected clients to start the "
+       "run and each round; 0: all N.", &cl.min_connected, 0, 1e8},
+      {"clients.start_timeout_s", "Seconds to wait for all N clients before "
+       "starting with the min_connected quorum.", &cl.start_timeout_s, 0,
+       86400},
+      {"clients.staller_strikes", "Missed deadlines in a row after which a "
+       "client sits out; 0: off.", &cl.staller_strikes, 0, 1000},
+      {"clients.staller_rounds_out", "Rounds a staller sits out.",
+       &cl.staller_rounds_out, 0, 1000000},
+      {"clients.hpc_capacity", "shefl: models an HPC trains a round, \"3\" "
+       "or per HPC \"5,3,2\"; empty: all M.", &cl.hpc_capacity},
+      {"hasa.allocation", "hasa: how a client's share of the M models is "
+       "scored (hasa, or one of the paper's ablations).",
+       &c.hasa.allocation, 0, 0,
        {"hasa", "uniform", "size", "mixed", "inverse"}},
-      {"hasa.budget", &c.hasa.budget, 1e-6, 1},
-      {"hasa.r_min", &c.hasa.r_min, 1e-6, 1},
-      {"hasa.r_max", &c.hasa.r_max, 1e-6, 1},
-      {"hasa.gamma", &c.hasa.gamma, 0, 1},
-      {"hasa.smoothing", &c.hasa.smoothing, 1e-12, 1e12},
-      {"hasa.passes", &c.hasa.passes, 1, 1000},
-      {"schedule.assignment", &c.schedule.assignment, 0, 0,
+      {"hasa.budget", "hasa: B, the size-weighted mean share of the M "
+       "models a client trains.", &c.hasa.budget, 1e-6, 1},
+      {"hasa.r_min", "hasa: smallest share of the M models a client gets.",
+       &c.hasa.r_min, 1e-6, 1},
+      {"hasa.r_max", "hasa: largest share of the M models a client gets.",
+       &c.hasa.r_max, 1e-6, 1},
+      {"hasa.gamma", "hasa, allocation mixed: weight of size against "
+       "heterogeneity.", &c.hasa.gamma, 0, 1},
+      {"hasa.smoothing", "hasa: added to every label count before the "
+       "divergence.", &c.hasa.smoothing, 1e-12, 1e12},
+      {"hasa.passes", "hasa: scale-and-project passes.", &c.hasa.passes, 1,
+       1000},
+      {"schedule.assignment", "Permutation form for LPCs' models: latin "
+       "(cyclic shifts) or shuffle; auto: latin for shefl when C_l is a "
+       "multiple of M.", &c.schedule.assignment, 0, 0,
        {"auto", "latin", "shuffle"}},
-      {"aggregation.rule", &a.rule, 0, 0,
+      {"aggregation.rule", "How a model's updates are combined "
+       "(docs/METHODS.md); methods without tiers pin uniform.", &a.rule, 0, 0,
        {"workload_aware", "uniform", "paper", "paper_per_model"}},
-      {"aggregation.hpc_share", &a.hpc_share, 0, 1},
-      {"aggregation.weight_by_samples", &a.weight_by_samples},
-      {"aggregation.server_lr", &a.server_lr, 1e-9, 1e6},
-      {"aggregation.server_optimizer", &a.server_optimizer, 0, 0,
-       {"none", "momentum", "adam"}},
-      {"aggregation.server_momentum", &a.server_momentum, 0, 0.999999},
-      {"aggregation.server_beta2", &a.server_beta2, 0, 0.999999},
-      {"aggregation.server_epsilon", &a.server_epsilon, 1e-12, 1e3},
-      {"aggregation.robust", &a.robust},
-      {"robust.max_abs", &c.robust.max_abs, 0, 1e30},
-      {"robust.clip_multiple", &c.robust.clip_multiple, 0, 1e6},
-      {"robust.refuse_multiple", &c.robust.refuse_multiple, 0, 1e6},
-      {"robust.norm_bound", &c.robust.norm_bound, 0, 1e30},
-      {"robust.trim", &c.robust.trim, 0, 0.5},
-      {"robust.shard_multiple", &c.robust.shard_multiple, 0, 1e6},
-      {"eval.every", &c.eval.every, 1, 1e9},
-      {"eval.threshold", &c.eval.threshold, 0, 1},
-      {"eval.max_test_samples", &c.eval.max_test_samples, 0, 1e12},
-      {"eval.batch_size", &c.eval.batch_size, 1, 1e7},
-      {"eval.client_holdout", &c.eval.client_holdout, 0, 0.999999},
-      {"eval.gamma", &c.eval.gamma, 0, 1e12},
-      {"fens.aggregator", &c.fens.aggregator, 0, 0,
+      {"aggregation.hpc_share", "beta: weight of the HPC mean against the "
+       "LPC mean (workload_aware).", &a.hpc_share, 0, 1},
+      {"aggregation.weight_by_samples", "Weigh each update by its client's "
+       "registered shard size instead of 1.", &a.weight_by_samples},
+      {"aggregation.server_lr", "eta_g, the server's step on the aggregate.",
+       &a.server_lr, 1e-9, 1e6},
+      {"aggregation.server_optimizer", "Server optimiser on each member's "
+       "aggregate: none, momentum (FedAvgM) or adam (FedAdam).",
+       &a.server_optimizer, 0, 0, {"none", "momentum", "adam"}},
+      {"aggregation.server_momentum", "mu for momentum; beta1 for adam.",
+       &a.server_momentum, 0, 0.999999},
+      {"aggregation.server_beta2", "adam: beta2.", &a.server_beta2, 0,
+       0.999999},
+      {"aggregation.server_epsilon", "adam: tau, the epsilon of the "
+       "denominator.", &a.server_epsilon, 1e-12, 1e3},
+      {"aggregation.robust", "Bound every update (robust.*) before it is "
+       "aggregated; honest updates are untouched.", &a.robust},
+      {"robust.max_abs", "An update with a coordinate above this magnitude "
+       "is refused; 0: no bound.", &c.robust.max_abs, 0, 1e30},
+      {"robust.clip_multiple", "Updates with an L2 norm above this x the "
+       "round's median norm are scaled down to it; 0: off.",
+       &c.robust.clip_multiple, 0, 1e6},
+      {"robust.refuse_multiple", "Updates with an L2 norm above this x the "
+       "median norm are left out; 0: off.", &c.robust.refuse_multiple, 0,
+       1e6},
+      {"robust.norm_bound", "Absolute L2 bound every update is scaled down "
+       "to; 0: none.", &c.robust.norm_bound, 0, 1e30},
+      {"robust.trim", "Coordinate-wise trimming fraction over a member's "
+       "senders; 0: off, 0.5: the median.", &c.robust.trim, 0, 0.5},
+      {"robust.shard_multiple", "A claimed shard size above this x the "
+       "median claim is taken as that bound; 0: as claimed.",
+       &c.robust.shard_multiple, 0, 1e6},
+      {"eval.every", "Evaluate the models every this many rounds.",
+       &c.eval.every, 1, 1e9},
+      {"eval.threshold", "Ensemble accuracy that counts as converged "
+       "(rounds_to_threshold).", &c.eval.threshold, 0, 1},
+      {"eval.max_test_samples", "> 0: evaluate on the first this many test "
+       "samples.", &c.eval.max_test_samples, 0, 1e12},
+      {"eval.batch_size", "Evaluation batch size.", &c.eval.batch_size, 1,
+       1e7},
+      {"eval.client_holdout", "Fraction of each shard held out for "
+       "client-level accuracy (mean, worst, 10th percentile); 0: off.",
+       &c.eval.client_holdout, 0, 0.999999},
+      {"eval.gamma", "Personalised ensemble weights softmax(-loss / gamma) "
+       "per client (Fed-ensemble); 0: off.", &c.eval.gamma, 0, 1e12},
+      {"fens.aggregator", "fens: how the client models' outputs are "
+       "combined.", &c.fens.aggregator, 0, 0,
        {"mean", "weighted", "linear", "nn"}},
-      {"fens.proxy_fraction", &c.fens.proxy_fraction, 0, 0.9},
-      {"fens.hidden_units", &c.fens.hidden_units, 1, 1e6},
-      {"fens.epochs", &c.fens.epochs, 0, 1e6},
-      {"fens.lr", &c.fens.lr, 1e-12, 1e3},
-      {"fens.lr_decay", &c.fens.lr_decay, 1e-6, 1},
-      {"fens.batch_size", &c.fens.batch_size, 1, 1e7},
+      {"fens.proxy_fraction", "fens: fraction of the training set the "
+       "coordinator keeps as proxy data for the aggregator.",
+       &c.fens.proxy_fraction, 0, 0.9},
+      {"fens.hidden_units", "fens, aggregator nn: hidden ReLU units.",
+       &c.fens.hidden_units, 1, 1e6},
+      {"fens.epochs", "fens, aggregator linear or nn: passes over the proxy "
+       "set.", &c.fens.epochs, 0, 1e6},
+      {"fens.lr", "fens: the aggregator's Adam step size.", &c.fens.lr,
+       1e-12, 1e3},
+      {"fens.lr_decay", "fens: lr is multiplied by this after every epoch.",
+       &c.fens.lr_decay, 1e-6, 1},
+      {"fens.batch_size", "fens: the aggregator's batch size.",
+       &c.fens.batch_size, 1, 1e7},
   };
 }
 

@@ -1,8 +1,8 @@
-// The config schema: one table binds every dotted key to its field, type
-// and allowed range, so parsing, overrides, the resolved-config dump and
-// the method presets all read the same list and cannot drift apart.
-// Internal to common/core (config_yaml.cc, config_values.cc). Pure
-// functions; thread-safe.
+// The config schema: one table binds every dotted key to its field, type,
+// allowed range and a one-line description, so parsing, overrides, the
+// resolved-config dump, the method presets and the configuration
+// reference (`shefl config --reference`, docs/CONFIGURATION.md) all read
+// the same list and cannot drift apart. Pure functions; thread-safe.
 #ifndef SHEFL_COMMON_CORE_CONFIG_SCHEMA_H_
 #define SHEFL_COMMON_CORE_CONFIG_SCHEMA_H_
 
@@ -22,6 +22,9 @@ using Target =
 
 struct Field {
   std::string key;
+  // One line for the reference: what the key does, its unit, and what 0
+  // or empty means where that is special.
+  std::string description;
   Target target;
   double min = -std::numeric_limits<double>::infinity();
   double max = std::numeric_limits<double>::infinity();
