@@ -131,6 +131,14 @@ absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Create(DaemonOptions o) {
                                "connected without a task, training), else 0")
                          .Register(*d->registry_);
   d->SetState(State::kDisconnected);
+  // Dashboards and alerts name a daemon by its --name, not by its scrape
+  // address: they join shefl_client_info{name} on instance.
+  prometheus::BuildGauge()
+      .Name("shefl_client_info")
+      .Help("Always 1; the daemon's --name in the label `name`")
+      .Register(*d->registry_)
+      .Add({{"name", d->o_.name}})
+      .Set(1);
   auto exposer = MetricsServer::Start(d->o_.metrics_listen, d->registry_);
   if (!exposer.ok()) return exposer.status();
   d->exposer_ = std::move(*exposer);

@@ -52,6 +52,7 @@ absl::Status Coordinator::Run() {
   const double wall = prior_wall_seconds_ + Since(start);
   // Daemons first: their shutdown messages are booked too, so summary.json
   // holds every byte the run moved (and equals shefl_bytes_total).
+  state_->metrics.SetRunFinished(true);  // daemons leaving is no fault now
   ShutdownDaemons();
   auto st = Finish(wall);
   if (st.ok()) LingerForScrapes();

@@ -19,6 +19,17 @@ CoordinatorMetrics::CoordinatorMetrics()
                 .Help("Last completed round (from 1)")
                 .Register(r)
                 .Add({});
+  rounds_planned_ = &prometheus::BuildGauge()
+                         .Name("shefl_rounds_planned")
+                         .Help("Rounds the run's config plans (its `rounds`)")
+                         .Register(r)
+                         .Add({});
+  run_finished_ = &prometheus::BuildGauge()
+                       .Name("shefl_run_finished")
+                       .Help("1 once the run's last round is recorded, "
+                             "0 while it goes on")
+                       .Register(r)
+                       .Add({});
   round_end_time_ = &prometheus::BuildGauge()
                          .Name("shefl_round_end_timestamp_seconds")
                          .Help("Unix time at which the last round ended")

@@ -11,6 +11,8 @@
 #include <memory>
 #include <string>
 
+#include <nlohmann/json.hpp>
+
 #include "common/fed/client_metrics.h"
 
 namespace shefl {
@@ -26,6 +28,25 @@ class CoordinatorMetrics {
   // Also stamps the wall-clock time of the round's end, so an alert can
   // tell a stalled run (deploy/prometheus/rules/shefl-alerts.yml).
   void SetRound(int64_t round);
+  // shefl_rounds_planned: the config's `rounds`, for progress and ETA.
+  void SetRoundsPlanned(int64_t rounds) {
+    rounds_planned_->Set(static_cast<double>(rounds));
+  }
+  // shefl_run_finished: 0 while the run goes on, 1 once its last round is
+  // recorded (seen while --metrics-linger-s keeps /metrics up). The
+  // daemon-down and coordinator-down alerts read it: daemons leaving and
+  // the coordinator stopping after a finished run are no faults.
+  void SetRunFinished(bool finished) { run_finished_->Set(finished ? 1 : 0); }
+  // A resumed run's gauges, from the rounds its results folder recorded
+  // (the last line, and the last line with "evaluated": true): round,
+  // accuracy, loss, ECE, member accuracy, uncertainty, client-level and
+  // capacity/HASA figures. Without this every gauge read 0 after a resume
+  // until the next evaluation, and ShEFLAccuracyDropped fired. The round's
+  // end time is stamped now: the downtime is the coordinator-down alert's.
+  void Restore(const nlohmann::json& last_line,
+               const nlohmann::json& last_evaluated);
+  // Restore() from a rounds.jsonl (already cut back to the checkpoint).
+  void RestoreFromRounds(const std::string& rounds_jsonl);
   void ObserveRoundSeconds(double s) { round_duration_->Observe(s); }
   void SetEnsembleAccuracy(double a) { ensemble_accuracy_->Set(a); }
   void SetModelAccuracy(int64_t model, double a);
@@ -79,6 +100,8 @@ class CoordinatorMetrics {
   std::shared_ptr<prometheus::Registry> registry_;
   prometheus::Gauge* round_end_time_ = nullptr;
   prometheus::Gauge* round_;
+  prometheus::Gauge* rounds_planned_ = nullptr;
+  prometheus::Gauge* run_finished_ = nullptr;
   prometheus::Histogram* round_duration_;
   prometheus::Gauge* ensemble_accuracy_;
   prometheus::Gauge* ensemble_loss_;

@@ -217,6 +217,9 @@ absl::StatusOr<std::unique_ptr<Coordinator>> Coordinator::Create(
                                           config->compression.density)));
   c->state_ = std::make_unique<CoordinatorState>(*config, std::move(store));
   c->state_->tokens = std::move(*tokens);
+  c->state_->metrics.SetRoundsPlanned(config->rounds);
+  if (resume && have_checkpoint)  // before /metrics serves: no 0 is scraped
+    c->state_->metrics.RestoreFromRounds(c->results_->dir() + "/rounds.jsonl");
   if (ownership) c->state_->registry.RestoreOwnership(std::move(*ownership));
   c->capacity_ = std::make_unique<CapacityPlan>(c->state_->config,
                                                 c->state_->registry);
