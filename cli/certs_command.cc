@@ -1,5 +1,11 @@
 #include "cli/certs_command.h"
 
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
 #include <iostream>
 
 #include "absl/strings/numbers.h"
@@ -11,7 +17,7 @@ namespace shefl {
 
 std::string CertsUsage() {
   return "usage: shefl certs --out DIR --hosts a,b,c [--clients N] [--days D]\n"
-         "                   [--force]\n"
+         "                   [--owner UID[:GID]] [--force]\n"
          "\n"
          "  --out DIR      where to write ca.pem/.key, server.pem/.key,\n"
          "                 client-<i>.pem/.key, token (shared), client-<i>.token\n"
@@ -20,15 +26,50 @@ std::string CertsUsage() {
          "                 (localhost and 127.0.0.1 are always included)\n"
          "  --clients N    client certificates, one per daemon (default 2)\n"
          "  --days D       validity (default 365)\n"
+         "  --owner U[:G]  give every file but ca.key to the numeric user U\n"
+         "                 (group G, default U): the user a container runs\n"
+         "                 as (10001 in shefl's image); needs root\n"
          "  --force        replace an existing CA (locks out its daemons)\n";
 }
 
 namespace {
 
+struct Owner {
+  bool set = false;
+  uid_t uid = 0;
+  gid_t gid = 0;
+};
+
+absl::Status ParseOwner(const std::string& value, Owner& owner) {
+  std::vector<std::string> parts = absl::StrSplit(value, ':');
+  uint32_t uid = 0, gid = 0;
+  if (parts.size() > 2 || !absl::SimpleAtoi(parts[0], &uid) ||
+      !absl::SimpleAtoi(parts.size() == 2 ? parts[1] : parts[0], &gid))
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--owner '", value, "': expected UID or UID:GID, numbers (e.g. 10001)"));
+  owner = Owner{true, static_cast<uid_t>(uid), static_cast<gid_t>(gid)};
+  return absl::OkStatus();
+}
+
+// Hands what a service reads (certificates, keys, tokens) to its user;
+// ca.key stays the caller's.
+absl::Status ChownForService(const std::vector<std::string>& paths, const Owner& owner) {
+  for (const std::string& path : paths) {
+    if (std::filesystem::path(path).filename() == "ca.key") continue;
+    if (::chown(path.c_str(), owner.uid, owner.gid) != 0)
+      return absl::PermissionDeniedError(absl::StrCat(
+          "--owner ", owner.uid, ":", owner.gid, ": chown ", path, ": ", std::strerror(errno),
+          errno == EPERM ? " (giving files away needs root: run it with sudo)" : ""));
+  }
+  return absl::OkStatus();
+}
+
 absl::Status ParseFlag(const std::string& flag, const std::string& value,
-                       PkiOptions& o) {
+                       PkiOptions& o, Owner& owner) {
   int n = 0;
-  if (flag == "--out") {
+  if (flag == "--owner") {
+    return ParseOwner(value, owner);
+  } else if (flag == "--out") {
     o.out_dir = value;
   } else if (flag == "--hosts") {
     o.hosts = absl::StrSplit(value, ',', absl::SkipWhitespace());
@@ -53,6 +94,7 @@ absl::Status ParseFlag(const std::string& flag, const std::string& value,
 
 int CertsCommand(const std::vector<std::string>& args) {
   PkiOptions o;
+  Owner owner;
   bool hosts_given = false;
   for (size_t i = 1; i < args.size(); ++i) {
     const std::string& flag = args[i];
@@ -65,7 +107,7 @@ int CertsCommand(const std::vector<std::string>& args) {
       continue;
     }
     absl::Status st = i + 1 < args.size()
-                          ? ParseFlag(flag, args[++i], o)
+                          ? ParseFlag(flag, args[++i], o, owner)
                           : absl::InvalidArgumentError(flag + " needs a value");
     hosts_given = hosts_given || flag == "--hosts";
     if (!st.ok()) {
@@ -80,9 +122,18 @@ int CertsCommand(const std::vector<std::string>& args) {
   }
   // What was made goes to stdout (it is the command's result); errors to
   // stderr.
-  absl::Status st = MakeDevPki(o, [](const std::string& path) {
+  if (owner.set && ::geteuid() != 0 && owner.uid != ::geteuid()) {
+    // Refused before anything is written, so a rerun needs no --force.
+    std::cerr << "shefl certs: --owner " << owner.uid << ": giving files to another user "
+              << "needs root: run it with sudo\n";
+    return 1;
+  }
+  std::vector<std::string> written;
+  absl::Status st = MakeDevPki(o, [&written](const std::string& path) {
     std::cout << "wrote " << path << "\n";
+    written.push_back(path);
   });
+  if (st.ok() && owner.set) st = ChownForService(written, owner);
   if (!st.ok()) {
     std::cerr << "shefl certs: " << st.message() << "\n";
     // A host the library will not put in a certificate is a usage error.

@@ -9,6 +9,7 @@
 #include <openssl/x509.h>
 #include <openssl/x509v3.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <filesystem>
@@ -280,6 +281,38 @@ TEST_CASE("shefl certs makes two clients by default and honours --days",
   Cert server_b = LoadCert(b + "/server.pem");
   CHECK(VerifyError(ca_a.get(), server_b.get(), X509_PURPOSE_SSL_SERVER) ==
         X509_V_ERR_UNABLE_TO_GET_ISSUER_CERT_LOCALLY);
+}
+
+TEST_CASE("shefl certs --owner gives the service's files to its user, never ca.key",
+          "[certs]") {
+  REQUIRE(::geteuid() == 0);  // giving files away needs root; CI runs as root
+  TempDir dir;
+  const std::string out = dir / "pki";
+  auto r = RunProcess({Shefl(), "certs", "--out", out, "--hosts", "coordinator", "--clients",
+                       "1", "--owner", "10001:10002"},
+                      60);
+  INFO(r.output);
+  REQUIRE(r.exit_code == 0);
+  for (const char* f : {"ca.pem", "server.pem", "server.key", "client-0.pem", "client-0.key",
+                        "token", "client-0.token", "tokens"}) {
+    struct stat st {};
+    REQUIRE(::stat((out + "/" + f).c_str(), &st) == 0);
+    INFO(f);
+    CHECK(st.st_uid == 10001u);
+    CHECK(st.st_gid == 10002u);
+  }
+  struct stat ca {};
+  REQUIRE(::stat((out + "/ca.key").c_str(), &ca) == 0);
+  CHECK(ca.st_uid == 0u);
+  CHECK((ca.st_mode & 077) == 0);
+  for (const char* bad : {"x", "10001:", "1:2:3", "-5"}) {
+    auto b = RunProcess({Shefl(), "certs", "--out", dir / "b", "--hosts", "h", "--owner", bad},
+                        60);
+    INFO(bad << ": " << b.output);
+    CHECK(b.exit_code == 2);
+    CHECK_THAT(b.output, Catch::Contains("--owner"));
+  }
+  CHECK_FALSE(std::filesystem::exists(dir / "b/ca.key"));
 }
 
 TEST_CASE("shefl certs names the flag it needs", "[certs]") {

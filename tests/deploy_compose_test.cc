@@ -33,6 +33,16 @@ TEST_CASE("docker-compose accepts the testbed with and without the gpu profile")
   REQUIRE(gpu.exit_code == 0);
   CHECK_THAT(gpu.output, Catch::Contains("daemon-gpu:"));
   CHECK_THAT(gpu.output, Catch::Contains("driver: nvidia"));
+  // The GPU daemon asks for free clients like the CPU ones (a fixed range
+  // collided with theirs), under its own certificate and token.
+  const std::string gpu_daemon = gpu.output.substr(gpu.output.find("daemon-gpu:"));
+  const std::string gpu_command = gpu_daemon.substr(0, gpu_daemon.find("deploy:"));
+  CHECK_THAT(gpu_command, Catch::Contains("auto:10"));
+  CHECK_THAT(gpu_command, Catch::Contains("/run/secrets/gpu_cert"));
+  CHECK_THAT(gpu_command, Catch::Contains("/run/secrets/gpu_token"));
+  // What goes into the containers never includes the CA's key.
+  CHECK_THAT(gpu.output, !Catch::Contains("ca.key"));
+  CHECK_THAT(gpu.output, Catch::Contains("pki/client-1.pem"));
 }
 
 TEST_CASE("every flag the testbed passes to shefl binaries is one they document") {

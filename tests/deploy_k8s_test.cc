@@ -9,6 +9,7 @@
 
 #include <catch2/catch.hpp>
 
+#include <map>
 #include <regex>
 #include <set>
 
@@ -123,6 +124,59 @@ TEST_CASE("the CPU overlay runs the daemons without a GPU") {
     cpu = cpu || (e["name"].as<std::string>() == "SHEFL_DEVICE" &&
                   e["value"].as<std::string>() == "cpu");
   CHECK(cpu);
+}
+
+}  // namespace
+}  // namespace shefl
+
+namespace shefl {
+namespace {
+
+// The pods read their Secret as uid 10001 through fsGroup, each daemon pod
+// shows its own certificate and token, and secrets.sh never ships ca.key.
+TEST_CASE("the Secrets carry each pod its own certificate and never the CA's key") {
+  const auto docs = Render(kK8s);
+  for (const char* set : {"shefl-coordinator", "shefl-daemon"}) {
+    const YAML::Node pod = Find(docs, "StatefulSet", set)["spec"]["template"]["spec"];
+    INFO(set);
+    CHECK(pod["securityContext"]["fsGroup"].as<int>() == 10001);
+    CHECK(pod["securityContext"]["runAsUser"].as<int>() == 10001);
+  }
+  const YAML::Node daemon = Find(docs, "StatefulSet", "shefl-daemon")["spec"]["template"]["spec"];
+  const std::string command = Command(daemon["containers"][0]);
+  CHECK_THAT(command, Catch::Contains("/etc/shefl/pki/client-$k.pem"));
+  CHECK_THAT(command, Catch::Contains("/etc/shefl/pki/client-$k.token"));
+  CHECK(daemon["volumes"][0]["secret"]["secretName"].as<std::string>() == "shefl-daemon-pki");
+  for (const auto& e : daemon["containers"][0]["env"])
+    if (e["name"].as<std::string>() == "SHEFL_DEVICE")
+      CHECK(e["value"].as<std::string>() == "auto");  // not cuda:0: Debian's LibTorch has no CUDA
+
+  testing::TempDir dir;
+  const std::string pki = dir / "pki";
+  REQUIRE(RunProcess({BinDir() + "/shefl", "certs", "--out", pki, "--hosts", "shefl-coordinator",
+                      "--clients", "3"},
+                     60)
+              .exit_code == 0);
+  auto r = RunProcess({"/bin/sh", "-c", kK8s + "/secrets.sh '" + pki + "' --print"}, 120);
+  INFO(r.output);
+  REQUIRE(r.exit_code == 0);
+  std::map<std::string, std::set<std::string>> keys;
+  for (const YAML::Node& d : YAML::LoadAll(r.output))
+    if (d && d["kind"])
+      for (const auto& kv : d["data"])
+        keys[d["metadata"]["name"].as<std::string>()].insert(kv.first.as<std::string>());
+  CHECK(keys["shefl-coordinator-pki"] ==
+        std::set<std::string>{"ca.pem", "server.pem", "server.key", "tokens"});
+  std::set<std::string> daemons = {"ca.pem"};
+  for (int k = 0; k < 3; ++k)
+    for (const char* ext : {".pem", ".key", ".token"})
+      daemons.insert("client-" + std::to_string(k) + ext);
+  CHECK(keys["shefl-daemon-pki"] == daemons);
+  // A folder without the certificates: refused, naming the file.
+  const std::string empty = dir / "empty";
+  auto bad = RunProcess({"/bin/sh", "-c", kK8s + "/secrets.sh '" + empty + "' --print 2>&1"}, 60);
+  CHECK(bad.exit_code == 1);
+  CHECK_THAT(bad.output, Catch::Contains("ca.pem is missing"));
 }
 
 }  // namespace

@@ -121,15 +121,15 @@ shefl_image() {
   fi
 }
 
-# Certificates for the host name `coordinator` and client-0, readable by the
-# image's user (uid 10001) through the bind mounts compose makes of them.
+# Certificates for the host name `coordinator`, client-0 (the CPU daemons)
+# and client-1 (daemon-gpu), readable by the image's user (uid 10001)
+# through the bind mounts compose makes of them; ca.key stays root's.
 pki() {
   local out="$ROOT/deploy/compose/pki"
   [ -e "$out/token" ] && return 0
   mkdir -p "$out"
   podman run --rm --user 0 -v "$out:/pki:Z" "$SHEFL_IMAGE" \
-    shefl certs --out /pki --hosts coordinator --clients 3 >/dev/null
-  chown -R 10001:10001 "$out"
+    shefl certs --out /pki --hosts coordinator --clients 2 --owner 10001 >/dev/null
   say "wrote $out"
 }
 
