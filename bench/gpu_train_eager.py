@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""PyTorch-eager training speed of shefl's `cnn` and `resnet18`, for issue
-11's "ours at least equal" figure (docs/GPU.md, Figures).
+"""PyTorch-eager training speed of shefl's `cnn` and `resnet18`, to set
+beside shefl's own (docs/GPU.md, Figures).
 
   python3 bench/gpu_train_eager.py [--device cuda] [--steps 200]
                                    [--sittings 5] [--models cnn,resnet18]
@@ -15,6 +15,12 @@ the sittings) per model. The shefl side of the comparison is
 "sequential" figure is LocalTrain's member-steps per second; times 16 gives
 samples per second. Run both in the same call on the same GPU.
 """
+import sys
+
+if __name__ == "__main__" and any(a in ("-h", "--help") for a in sys.argv[1:]):
+    print(__doc__.strip())  # before importing torch, which may be missing
+    sys.exit(0)
+
 import argparse
 import statistics
 import time

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One daemon hosting 1,000 logical clients (500 HPC) on Fashion-MNIST, 100
 # of them a round (50 HPC + 50 LPC; an HPC trains all 5 models): the
-# coordinator at scale (issue 10, target 6). Prints per round the wall time,
+# coordinator at scale. Prints per round the wall time,
 # the coordinator's own time (planning, pushing tasks, closing and
 # aggregating: coordinator_seconds in rounds.jsonl; evaluation runs beside
 # the next round and is shown apart) and its share of the round, the median
@@ -12,6 +12,10 @@
 #   bench/many_clients.sh [ROUNDS] [extra shefl run args...]
 #   SHEFL_BUILD=build-foo bench/many_clients.sh   # another build directory
 set -euo pipefail
+case "${1:-}" in -h|--help)  # the header comment above is the usage
+  awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"
+  exit 0 ;;
+esac
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 BUILD="${SHEFL_BUILD:-build}"
 case "$BUILD" in /*) ;; *) BUILD="$ROOT/$BUILD" ;; esac

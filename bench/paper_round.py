@@ -14,6 +14,12 @@ Prints one JSON line per round: {"round", "seconds", "accuracy",
 "train_samples"} (samples trained on: shard sizes times epochs, summed over
 every (client, model) of the round).
 """
+import sys
+
+if __name__ == "__main__" and any(a in ("-h", "--help") for a in sys.argv[1:]):
+    print(__doc__.strip())  # before importing torch, which may be missing
+    sys.exit(0)
+
 import argparse
 import gzip
 import json

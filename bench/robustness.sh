@@ -11,6 +11,10 @@
 # of those gets its own clean run with the same settings.
 # Prints a markdown table; results under /tmp/shefl-robust-*.
 set -euo pipefail
+case "${1:-}" in -h|--help)  # the header comment above is the usage
+  awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"
+  exit 0 ;;
+esac
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 CONFIG="${1:-$ROOT/configs/quick.yaml}"
 ROUNDS="${2:-10}"

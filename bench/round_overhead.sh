@@ -6,6 +6,10 @@
 # Prints per-round figures and the median share. Needs a build (scripts/run.sh
 # or scripts/test.sh builds one).
 set -euo pipefail
+case "${1:-}" in -h|--help)  # the header comment above is the usage
+  awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"
+  exit 0 ;;
+esac
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 ROUNDS="${1:-3}"; shift || true
 OUT="$(mktemp -d /tmp/shefl-overhead-XXXXXX)"

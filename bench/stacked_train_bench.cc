@@ -124,7 +124,28 @@ std::vector<T> ParseList(const std::string& s) {
 
 }  // namespace
 
+constexpr char kUsage[] =
+    "usage: stacked_train_bench [cpu|cuda|cuda:N] [STEPS] [SITTINGS] "
+    "[MODELS] [Ms]\n"
+    "  Member-steps per second of an HPC's M members trained stacked in\n"
+    "  one computation against M sequential trainings with the same batch\n"
+    "  order, per model and M, medians of alternating sittings, and the\n"
+    "  ratio stacked / sequential.\n"
+    "  Defaults: cpu 20 5 cnn,resnet18 2,5,10 (e.g. cuda 50 5 cnn 2,5).\n"
+    "  cuda needs a build with a CUDA LibTorch and a GPU.\n";
+
 int main(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "--help" || a == "-h") {
+      std::printf("%s", kUsage);
+      return 0;
+    }
+    if (a.rfind("-", 0) == 0) {
+      std::fprintf(stderr, "unknown argument %s\n\n%s", argv[i], kUsage);
+      return 2;
+    }
+  }
   const std::string spec = argc > 1 ? argv[1] : "cpu";
   const int64_t steps = argc > 2 ? std::atoll(argv[2]) : 20;
   const int sittings = argc > 3 ? std::atoi(argv[3]) : 5;

@@ -41,6 +41,27 @@ std::string Overview(std::string usage) {
                       "                       --reference: every key\n");
 }
 
+// `--flag=value` as `--flag value`, for every command alike (the
+// subcommands' parsers read the spaced form; shefl-coordinator and
+// shefl-client take both, and so does this tool).
+std::vector<std::string> SplitFlagValues(const std::vector<std::string>& args) {
+  std::vector<std::string> out;
+  for (const std::string& a : args) {
+    const size_t eq = a.find('=');
+    const bool flag = a.size() > 2 && a.compare(0, 2, "--") == 0 &&
+                      eq != std::string::npos && eq > 2 &&
+                      a.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789-",
+                                          2) == eq;
+    if (!flag) {
+      out.push_back(a);
+      continue;
+    }
+    out.push_back(a.substr(0, eq));
+    out.push_back(a.substr(eq + 1));
+  }
+  return out;
+}
+
 int Report(const shefl::CommandLine& cl) {
   std::vector<shefl::ReportRow> rows;
   std::vector<std::string> read, names;
@@ -80,7 +101,8 @@ int Report(const shefl::CommandLine& cl) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::vector<std::string> args(argv + 1, argv + argc);
+  const std::vector<std::string> args =
+      SplitFlagValues(std::vector<std::string>(argv + 1, argv + argc));
   if (!args.empty() && args[0] == "certs") return shefl::CertsCommand(args);
   if (!args.empty() && args[0] == "health") return shefl::HealthCommand(args);
   if (!args.empty() && args[0] == "config") return shefl::ConfigCommand(args);

@@ -343,3 +343,80 @@ TEST_CASE("the extraction reads the forms the files use") {
                    "shefl run --daemons", "shefl-client --capacity",
                    "shefl report --plots", "shefl report --markdown"});
 }
+
+TEST_CASE("every binary, shefl command and bench program answers --help") {
+  const std::vector<std::vector<std::string>> commands = {
+      {"shefl-coordinator"}, {"shefl-client"}, {"shefl"},
+      {"shefl", "run"},      {"shefl", "report"}, {"shefl", "certs"},
+      {"shefl", "health"},   {"shefl", "config"}};
+  for (const auto& c : commands) {
+    std::vector<std::string> argv = c;
+    argv[0] = BinDir() + "/" + argv[0];
+    for (const char* help : {"--help", "-h"}) {
+      argv.push_back(help);
+      auto r = RunProcess(argv, 60);
+      INFO(c[0] << (c.size() > 1 ? " " + c[1] : "") << " " << help << ":\n"
+                << r.output);
+      CHECK(r.exit_code == 0);
+      CHECK(r.output.find("usage:") != std::string::npos);
+      argv.pop_back();
+    }
+  }
+  // Scripts print their header comment or docstring, which holds the
+  // usage line, and do nothing else (no build, no run, no install).
+  const fs::path bench = fs::path(SHEFL_SOURCE_DIR) / "bench";
+  int scripts = 0;
+  for (const auto& e : fs::recursive_directory_iterator(bench)) {
+    const std::string ext = e.path().extension().string();
+    if (!e.is_regular_file() || (ext != ".sh" && ext != ".py")) continue;
+    ++scripts;
+    auto r = RunProcess({ext == ".sh" ? "/bin/bash" : "/usr/bin/python3",
+                         e.path().string(), "--help"},
+                        30);
+    INFO(Rel(e.path()) << " --help:\n" << r.output);
+    CHECK(r.exit_code == 0);
+    CHECK(r.output.find(e.path().filename().string()) != std::string::npos);
+  }
+  CHECK(scripts >= 8);
+  // The compiled bench programs, where this build has them.
+  for (const char* b : {"codec_bench", "aggregate_bench", "topk_bench",
+                        "topk_gpu_bench", "train_parallel_bench",
+                        "stacked_train_bench"}) {
+    const std::string path = BinDir() + "/" + b;
+    if (!fs::exists(path)) continue;
+    auto r = RunProcess({path, "--help"}, 60);
+    INFO(b << " --help:\n" << r.output);
+    CHECK(r.exit_code == 0);
+  }
+}
+
+TEST_CASE("every shefl command takes --flag=value as --flag value") {
+  shefl::testing::TempDir dir;
+  auto certs = RunProcess({BinDir() + "/shefl", "certs", "--out=" + dir / "pki",
+                           "--hosts=localhost", "--clients=1"},
+                          60);
+  INFO(certs.output);
+  CHECK(certs.exit_code == 0);
+  CHECK(fs::exists(dir / "pki/ca.pem"));
+  auto health = RunProcess({BinDir() + "/shefl", "health", "127.0.0.1:1",
+                            "--insecure", "--timeout-s=0.5"},
+                           30);
+  INFO(health.output);
+  CHECK(health.exit_code == 1);  // no answer: not a usage error
+  auto report = RunProcess({BinDir() + "/shefl", "report", dir.path(),
+                            "--markdown=" + dir / "t.md"},
+                           30);
+  INFO(report.output);
+  CHECK(report.output.find("unknown flag") == std::string::npos);
+  auto config = RunProcess(
+      {BinDir() + "/shefl", "config",
+       std::string(SHEFL_SOURCE_DIR) + "/configs/quick.yaml", "--set=rounds=4"},
+      30);
+  CHECK(config.exit_code == 0);
+  CHECK(config.output.find("rounds: 4\n") != std::string::npos);
+  for (const char* bin : {"shefl-coordinator", "shefl-client"}) {
+    auto r = RunProcess({BinDir() + "/" + bin, "--metrics-listen=x", "--help"}, 30);
+    INFO(bin << ": " << r.output);
+    CHECK(r.exit_code == 0);
+  }
+}

@@ -35,8 +35,13 @@ def main(argv):
     dirs = []
     it = iter(argv)
     for a in it:
+        if a in ("-h", "--help"):
+            print(__doc__.strip())
+            return
         if a == "--threshold":
             threshold = float(next(it, "nan"))
+        elif a.startswith("--threshold="):
+            threshold = float(a.split("=", 1)[1])
         else:
             dirs.append(a)
     if not dirs:

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs a list of (config, seed) pairs through `shefl run`, resumable, then
-# `shefl report` over them: the reproduction runs of issue 9 (docs/RESULTS.md).
+# `shefl report` over them: the reproduction runs of docs/RESULTS.md.
 #   bench/paper/run.sh [LIST] [OUT_DIR] [extra shefl run args...]
 # LIST (default bench/paper/table1.list): one run per line,
 #   CONFIG SEED [key=value ...]      (# starts a comment)
@@ -11,6 +11,10 @@
 # other leftover folder is started afresh. Safe to kill and run again.
 # ROUNDS=N in the environment overrides every run's rounds (a quick pass).
 set -euo pipefail
+case "${1:-}" in -h|--help)  # the header comment above is the usage
+  awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"
+  exit 0 ;;
+esac
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 LIST="${1:-$ROOT/bench/paper/table1.list}"; shift || true
 OUT="${1:-$ROOT/results/paper}"; shift || true
