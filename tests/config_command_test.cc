@@ -22,7 +22,7 @@ bool Has(const std::string& text, const std::string& what) {
 
 }  // namespace
 
-TEST_CASE("shefl config prints the resolved config, which loads again") {
+TEST_CASE("shefl config prints the resolved config and that loads again") {
   auto r = RunProcess({BinDir() + "/shefl", "config", Quick(), "--set",
                        "rounds=3", "--set=train.lr=0.02"},
                       30);

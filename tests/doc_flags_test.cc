@@ -344,7 +344,7 @@ TEST_CASE("the extraction reads the forms the files use") {
                    "shefl report --plots", "shefl report --markdown"});
 }
 
-TEST_CASE("every binary, shefl command and bench program answers --help") {
+TEST_CASE("every binary and shefl command and bench program answers --help") {
   const std::vector<std::vector<std::string>> commands = {
       {"shefl-coordinator"}, {"shefl-client"}, {"shefl"},
       {"shefl", "run"},      {"shefl", "report"}, {"shefl", "certs"},
