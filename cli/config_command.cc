@@ -79,8 +79,9 @@ std::string DefaultText(const Field& f) {
   return absl::StrCat("`", v, "`");
 }
 
+// Table cells: a `|` would end the cell, a `<` open an HTML tag.
 std::string Cell(const std::string& text) {
-  return absl::StrReplaceAll(text, {{"|", "\\|"}});
+  return absl::StrReplaceAll(text, {{"|", "\\|"}, {"<", "&lt;"}});
 }
 
 absl::StatusOr<ConfigArgs> Parse(const std::vector<std::string>& args) {

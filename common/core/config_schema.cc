@@ -66,13 +66,13 @@ std::vector<Field> Fields(ExperimentConfig& c) {
        &c.name},
       // Checked against the method registry (common/fed/methods/).
       {"method",
-       "FL method: shefl, fedensemble, fedavg, fedprox, fedavgm, fedadam, "
-       "hasa or fens (docs/METHODS.md); its presets fill keys left unset.",
+       "The federated-learning method (docs/METHODS.md); its presets fill "
+       "keys left unset.",
        &c.method},
       {"seed", "Seed of every random draw: partition, cohorts, assignment, "
        "initial models, batch order.", &c.seed},
       {"rounds", "Federated rounds to run.", &c.rounds, 1, 1e9},
-      {"out_dir", "Results folder; empty: results/<name>-<timestamp>.",
+      {"out_dir", "Results folder; empty: results/NAME-TIMESTAMP.",
        &c.out_dir},
       {"round_deadline_s", "Seconds a round waits for its updates before it "
        "closes with what arrived; later ones are refused as late.",
