@@ -3,7 +3,7 @@
 # configs/quick.yaml: Fashion-MNIST, SHEFL). Extra arguments go to
 # `shefl run`, e.g. scripts/run.sh configs/fmnist-paper.yaml --set rounds=3
 set -euo pipefail
-source "$(dirname "${BASH_SOURCE[0]}")/setup.sh"
+SHEFL_SETUP=run source "$(dirname "${BASH_SOURCE[0]}")/setup.sh"
 cd "$ROOT"
 if [ $# -eq 0 ]; then
   set -- configs/quick.yaml

@@ -1,29 +1,42 @@
 #!/usr/bin/env bash
 # Shared by scripts/run.sh and scripts/test.sh: installs the Debian packages
-# shefl needs (only those missing, so a second run is quiet), then
-# configures and builds into build/.
+# that are missing (so a second run is quiet), then configures and builds
+# into build/. SHEFL_SETUP=run (scripts/run.sh): what building and running
+# need, and only the three binaries on a new build folder. SHEFL_SETUP=test
+# (scripts/test.sh, the default): also the test, benchmark and deployment
+# tools, and everything is built.
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 BUILD_DIR="${SHEFL_BUILD_DIR:-$ROOT/build}"
+MODE="${SHEFL_SETUP:-test}"
 
+# Building and running: the compiler, the libraries, Fashion-MNIST.
 PACKAGES=(
-  build-essential cmake ninja-build ccache pkg-config git
+  build-essential cmake ninja-build ccache pkg-config
   libtorch-dev libopenblas0-pthread
   libgrpc++-dev libgrpc-dev protobuf-compiler-grpc protobuf-compiler
   libprotobuf-dev libabsl-dev libssl-dev zlib1g-dev
-  prometheus-cpp-dev catch2 libyaml-cpp-dev nlohmann-json3-dev
-  libbenchmark-dev dataset-fashion-mnist iproute2
+  prometheus-cpp-dev libyaml-cpp-dev nlohmann-json3-dev
+  dataset-fashion-mnist
+)
+# The tests and benchmarks, and the tools they run: network namespaces,
+# libFuzzer, Prometheus, compose and podman, Ansible and systemd's
+# analyzers, gnuplot (shefl report's plots).
+TEST_PACKAGES=(
+  catch2 libbenchmark-dev git iproute2
   clang-14 libclang-rt-14-dev
   prometheus docker-compose ansible systemd gnuplot-nox
   podman podman-compose runc debootstrap containernetworking-plugins
   golang-github-containernetworking-plugin-dnsname dnsmasq-base iptables
 )
-
-# kubectl renders deploy/k8s offline (`kubectl kustomize`): Debian's
-# kubernetes-client, unless a kubectl is already there (that package would
-# collide with it).
-command -v kubectl >/dev/null 2>&1 || PACKAGES+=(kubernetes-client)
+if [ "$MODE" = test ]; then
+  PACKAGES+=("${TEST_PACKAGES[@]}")
+  # kubectl renders deploy/k8s offline (`kubectl kustomize`): Debian's
+  # kubernetes-client, unless a kubectl is already there (that package
+  # would collide with it).
+  command -v kubectl >/dev/null 2>&1 || PACKAGES+=(kubernetes-client)
+fi
 
 install_missing() {
   local missing=()
@@ -32,12 +45,14 @@ install_missing() {
       || missing+=("$p")
   done
   [ ${#missing[@]} -eq 0 ] && return 0
-  echo "shefl: installing ${#missing[@]} Debian packages: ${missing[*]}" >&2
+  echo "shefl: installing ${#missing[@]} Debian packages (the first time takes a few" \
+       "minutes): ${missing[*]}" >&2
   local sudo=""
   [ "$(id -u)" -ne 0 ] && sudo="sudo"
-  $sudo apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq \
-    --no-install-recommends "${missing[@]}" >/dev/null
+  $sudo apt-get update -q
+  # apt's own lines (Get:, Unpacking, Setting up) are the progress.
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q \
+    --no-install-recommends "${missing[@]}"
 }
 
 # OpenBLAS is the BLAS LibTorch should find at run time (the reference BLAS
@@ -60,11 +75,21 @@ select_openblas() {
 export CCACHE_BASEDIR="$ROOT" CCACHE_NOHASHDIR=1
 
 build() {
-  local jobs
+  local jobs start options=() targets=()
   jobs="$(nproc)"
-  cmake -S "$ROOT" -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
-  echo "shefl: building in $BUILD_DIR ($jobs jobs)" >&2
-  cmake --build "$BUILD_DIR" -j "$jobs"
+  start=$SECONDS
+  if [ "$MODE" = test ]; then
+    options=(-DSHEFL_BUILD_TESTS=ON)
+  elif [ ! -e "$BUILD_DIR/CMakeCache.txt" ]; then
+    options=(-DSHEFL_BUILD_TESTS=OFF)  # a build folder of scripts/test.sh keeps its tests
+  fi
+  [ "$MODE" = run ] && targets=(--target shefl shefl-coordinator shefl-client)
+  cmake -S "$ROOT" -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+    "${options[@]}" >/dev/null
+  echo "shefl: building ${targets[*]:-everything} in $BUILD_DIR ($jobs jobs; ninja's" \
+       "[done/total] is the progress)" >&2
+  cmake --build "$BUILD_DIR" -j "$jobs" "${targets[@]}"
+  echo "shefl: built in $((SECONDS - start)) s" >&2
 }
 
 install_missing

@@ -140,3 +140,53 @@ TEST_CASE("the runtime stage runs as an unprivileged user") {
 
 }  // namespace
 }  // namespace shefl
+
+namespace shefl {
+namespace {
+
+// docker/Dockerfile.cuda cannot be built here (no engine, no NVIDIA
+// images): what can be held is that it configures with options the build
+// has, reads what `scripts/gpu-build.sh pack` writes, and that the prefix
+// it unpacks holds every library the binaries load directly, except
+// LibTorch's and the C and C++ runtimes, which the CUDA LibTorch and the
+// image bring.
+TEST_CASE("Dockerfile.cuda builds from the prefix that gpu-build.sh packs") {
+  const std::string root = SHEFL_SOURCE_DIR;
+  const std::string cuda = std::regex_replace(testing::ReadFile(root + "/docker/Dockerfile.cuda"),
+                                              std::regex("\\\\\n\\s*"), " ");
+  const std::string cmake = testing::ReadFile(root + "/CMakeLists.txt");
+  const std::string pack = testing::ReadFile(root + "/scripts/gpu-build.sh");
+  for (const char* option : {"SHEFL_BUILD_TESTS", "SHEFL_PREFIX"}) {
+    INFO(option);
+    CHECK(cuda.find(std::string("-D") + option + "=") != std::string::npos);
+    CHECK(cmake.find(option) != std::string::npos);
+  }
+  for (const char* carried : {".gpu/prefix.tar.xz", ".gpu/fashion-mnist"}) {
+    INFO(carried);
+    CHECK(cuda.find(carried) != std::string::npos);
+  }
+  CHECK(pack.find("TARBALL=\"$CARRY/prefix.tar.xz\"") != std::string::npos);
+  CHECK(pack.find("fashion-mnist") != std::string::npos);
+  // The packages of gpu-build.sh's PACKAGES=( ... ).
+  std::smatch m;
+  REQUIRE(std::regex_search(pack, m, std::regex("\nPACKAGES=\\(([^)]*)\\)")));
+  std::set<std::string> prefix;
+  std::istringstream words(m[1].str());
+  for (std::string w; words >> w;) prefix.insert(w);
+  const std::set<std::string> brought = {"libc6", "libstdc++6", "libgcc-s1"};
+  for (const char* bin : {"shefl-coordinator", "shefl-client", "shefl"}) {
+    const std::string needed = Run("readelf -d " + testing::BinDir() + "/" + bin +
+                                   " | sed -n 's/.*NEEDED.*\\[\\(.*\\)\\]/\\1/p'");
+    std::istringstream libs(needed);
+    for (std::string lib; libs >> lib;) {
+      if (lib.rfind("libtorch", 0) == 0 || lib.rfind("libc10", 0) == 0) continue;
+      const std::string owner = Run("dpkg -S '*x86_64-linux-gnu/" + lib + "' | head -1 | cut -d: -f1");
+      const std::string package = owner.substr(0, owner.find_first_of("\n"));
+      INFO(bin << " loads " << lib << " from " << package);
+      CHECK((prefix.count(package) == 1 || brought.count(package) == 1));
+    }
+  }
+}
+
+}  // namespace
+}  // namespace shefl
