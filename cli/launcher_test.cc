@@ -15,11 +15,13 @@
 #include <fstream>
 #include <set>
 #include <sstream>
+#include <thread>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "cli/endpoints.h"
 #include "cli/launch_args.h"
+#include "cli/live_status.h"
 #include "cli/ports.h"
 #include "cli/process.h"
 #include "cli/progress.h"
@@ -329,6 +331,75 @@ TEST_CASE("spawned children log to their file and exec failures are errors") {
   REQUIRE_FALSE(bad.ok());
   CHECK_THAT(std::string(bad.status().message()), Catch::Contains("no-such-binary"));
   CHECK_FALSE(SpawnWithLog({"/bin/true"}, dir / "no/dir/x.log").ok());
+}
+
+TEST_CASE("the live status line: waiting, then a round's uploads, bytes and ETA") {
+  StatusFigures f;
+  f.connected = 12;
+  f.num_clients = 20;
+  CHECK(FormatStatusLine(f) == "waiting for clients: 12/20 connected");
+  f.round = 3;
+  f.rounds_planned = 10;
+  f.uploads_expected = 8;
+  f.uploads_received = 6;
+  f.bytes_up = 1.21e6;
+  f.connected = 20;
+  CHECK(FormatStatusLine(f) == "round 4/10: 6/8 uploads  up 1.21 MB");
+  f.eta_s = 41.6;
+  f.connected = 10;
+  CHECK(FormatStatusLine(f) == "round 4/10: 6/8 uploads  up 1.21 MB  10/20 connected  ETA 42 s");
+  const auto m = ParsePrometheusText(
+      "# HELP x\nshefl_round 3\nshefl_bytes_total{direction=\"up\",tier=\"hpc\"} 5e5\n");
+  CHECK(m.at("shefl_round") == 3);
+  CHECK(m.at("shefl_bytes_total{direction=\"up\",tier=\"hpc\"}") == 5e5);
+}
+
+TEST_CASE("the live status line reads a real /metrics and redraws in place") {
+  // One HTTP server on 127.0.0.1 that answers every GET with these metrics.
+  const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  REQUIRE(bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a)) == 0);
+  REQUIRE(listen(fd, 4) == 0);
+  socklen_t len = sizeof(a);
+  getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
+  const int port = ntohs(a.sin_port);
+  std::thread server([fd] {
+    const std::string body =
+        "shefl_round 1\nshefl_rounds_planned 5\nshefl_clients_connected 8\n"
+        "shefl_round_uploads_expected 4\nshefl_round_uploads_received 3\n"
+        "shefl_bytes_total{direction=\"up\",tier=\"lpc\"} 2000000\n"
+        "shefl_bytes_total{direction=\"down\",tier=\"lpc\"} 9000000\n";
+    for (int i = 0; i < 2; ++i) {
+      const int c = accept(fd, nullptr, nullptr);
+      if (c < 0) return;
+      char buf[1024];
+      (void)recv(c, buf, sizeof(buf), 0);
+      const std::string reply = "HTTP/1.0 200 OK\r\nContent-Type: text/plain\r\n\r\n" + body;
+      (void)send(c, reply.data(), reply.size(), MSG_NOSIGNAL);
+      close(c);
+    }
+  });
+  CHECK_THAT(FetchLocalMetrics(port, absl::Seconds(2)), Catch::Contains("shefl_round 1"));
+  std::ostringstream out;
+  LiveStatus status(out, port, 8, /*enabled=*/true);
+  status.Tick();
+  CHECK(out.str() == "\r\033[Kround 2/5: 3/4 uploads  up 2.00 MB");
+  status.Clear();
+  CHECK(out.str().size() > std::string("\r\033[Kround 2/5: 3/4 uploads  up 2.00 MB").size());
+  server.join();
+  close(fd);
+  // Nothing listening: no line, no error.
+  std::ostringstream none;
+  LiveStatus gone(none, port, 8, true);
+  gone.Tick();
+  CHECK(none.str().empty());
+  // Not a terminal: never a line.
+  std::ostringstream off;
+  LiveStatus disabled(off, port, 8, false);
+  disabled.Tick();
+  CHECK(off.str().empty());
 }
 
 TEST_CASE("a child inherits no stray descriptor and an unknown end is not success") {

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <ctime>
 #include <filesystem>
 #include <fstream>
@@ -15,6 +16,7 @@
 #include "cli/endpoints.h"
 #include "cli/launch_record.h"
 #include "cli/ports.h"
+#include "cli/live_status.h"
 #include "cli/progress.h"
 #include "cli/restarter.h"
 #include "cli/run_plan.h"
@@ -224,15 +226,20 @@ int Launch(const RunArgs& args, const ExperimentConfig& config,
         (void)WriteJsonAtomically(endpoints_path, EndpointsToJson(endpoints));
       });
   JsonlTailer tailer(dir + "/rounds.jsonl");
+  // The coordinator's /metrics, "127.0.0.1:PORT".
+  const int metrics_port = std::atoi(c.metrics.substr(c.metrics.rfind(':') + 1).c_str());
+  LiveStatus status(std::cerr, metrics_port, config.clients.num_clients,
+                    isatty(STDERR_FILENO) == 1);
   WatchOptions options;
   options.primary = "coordinator";
   options.stop = &g_stop;
   options.on_failure = [&restarter](const ChildExit& e) {
     return restarter.OnFailure(e);
   };
-  options.on_tick = [&tailer, &config, &restarter] {
+  options.on_tick = [&tailer, &config, &restarter, &status] {
     restarter.Tick();
     JsonlTailer::Batch batch = tailer.Poll();
+    if (!batch.records.empty() || batch.malformed > 0) status.Clear();
     for (const nlohmann::json& round : batch.records) {
       std::cerr << FormatRoundLine(round, config.rounds) << "\n";
     }
@@ -240,8 +247,11 @@ int Launch(const RunArgs& args, const ExperimentConfig& config,
       std::cerr << "warning: " << batch.malformed
                 << " malformed line(s) in rounds.jsonl\n";
     }
+    status.Tick();
   };
-  return Finish(Watch(group, options), dir);
+  const WatchResult watched = Watch(group, options);
+  status.Clear();
+  return Finish(watched, dir);
 }
 
 }  // namespace

@@ -134,6 +134,10 @@ absl::Status Coordinator::RunRound(int64_t t) {
   state_->Open(round_state, tasks);
   PushTasks(tasks);
   LogRoundOpen(plan, round);
+  int64_t expected_uploads = 0;
+  for (const ClientTask& ct : plan.tasks)
+    expected_uploads += static_cast<int64_t>(ct.models.size());
+  state_->metrics.OpenRound(expected_uploads);
   const double own = Since(start);
 
   // 3-4. Wait for the uploads (the handlers validate and buffer them).

@@ -30,6 +30,16 @@ CoordinatorMetrics::CoordinatorMetrics()
                              "0 while it goes on")
                        .Register(r)
                        .Add({});
+  round_uploads_expected_ = &prometheus::BuildGauge()
+                                 .Name("shefl_round_uploads_expected")
+                                 .Help("Uploads the open round's tasks ask for")
+                                 .Register(r)
+                                 .Add({});
+  round_uploads_received_ = &prometheus::BuildGauge()
+                                 .Name("shefl_round_uploads_received")
+                                 .Help("Uploads of the open round accepted so far")
+                                 .Register(r)
+                                 .Add({});
   round_end_time_ = &prometheus::BuildGauge()
                          .Name("shefl_round_end_timestamp_seconds")
                          .Help("Unix time at which the last round ended")

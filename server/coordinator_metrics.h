@@ -37,6 +37,14 @@ class CoordinatorMetrics {
   // daemon-down and coordinator-down alerts read it: daemons leaving and
   // the coordinator stopping after a finished run are no faults.
   void SetRunFinished(bool finished) { run_finished_->Set(finished ? 1 : 0); }
+  // The open round's progress (shefl run's status line, dashboards):
+  // shefl_round_uploads_expected, the uploads its tasks ask for, and
+  // shefl_round_uploads_received, those accepted so far.
+  void OpenRound(int64_t expected_uploads) {
+    round_uploads_expected_->Set(static_cast<double>(expected_uploads));
+    round_uploads_received_->Set(0);
+  }
+  void CountRoundUpload() { round_uploads_received_->Increment(); }
   // A resumed run's gauges, from the rounds its results folder recorded
   // (the last line, and the last line with "evaluated": true): round,
   // accuracy, loss, ECE, member accuracy, uncertainty, client-level and
@@ -102,6 +110,8 @@ class CoordinatorMetrics {
   prometheus::Gauge* round_;
   prometheus::Gauge* rounds_planned_ = nullptr;
   prometheus::Gauge* run_finished_ = nullptr;
+  prometheus::Gauge* round_uploads_expected_ = nullptr;
+  prometheus::Gauge* round_uploads_received_ = nullptr;
   prometheus::Histogram* round_duration_;
   prometheus::Gauge* ensemble_accuracy_;
   prometheus::Gauge* ensemble_loss_;

@@ -158,6 +158,7 @@ class CoordinatorService::UploadReactor
     svc_->Book(round, header_.client_id(), header_.model_id(), Direction::kUp,
                Traffic::kPayload, bytes_);
     svc_->s_->metrics.CountUpdate("accepted");
+    svc_->s_->metrics.CountRoundUpload();
     reply_->set_accepted(true);
     svc_->Book(round, header_.client_id(), header_.model_id(),
                Direction::kDown, Traffic::kControl, WireSize(*reply_));
