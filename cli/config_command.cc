@@ -126,6 +126,40 @@ absl::StatusOr<ConfigArgs> Parse(const std::vector<std::string>& args) {
   return a;
 }
 
+// The keys each method sets in a config that sets only `method`: its
+// presets and pins, found by loading that config, so the table follows
+// the registry.
+std::string PresetsMarkdown() {
+  std::ostringstream out;
+  out << "### Method presets\n\n"
+         "What `method: X` sets in a config that leaves the key unset, "
+         "found by loading such a config (a value that follows another key "
+         "is shown for that key's default: 100 clients). Some of these the "
+         "method also requires: another value is refused, with the `--set` "
+         "flags that fix it.\n\n"
+         "| method | what it is | keys it sets |\n| --- | --- | --- |\n";
+  ExperimentConfig defaults;
+  for (const std::string& name : MethodNames()) {
+    const Method* method = *FindMethod(name);
+    auto resolved = ParseConfigWithOverrides(
+        absl::StrCat("method: ", name, "\n"), "preset", {});
+    std::vector<std::string> set;
+    if (resolved.ok()) {
+      for (const std::string& key : ConfigKeys()) {
+        const std::string v = ConfigValueText(*resolved, key);
+        if (key != "method" && v != ConfigValueText(defaults, key))
+          set.push_back(absl::StrCat("`", key, ": ", v, "`"));
+      }
+    } else {
+      set.push_back(absl::StrCat("(does not load alone: ",
+                                 resolved.status().message(), ")"));
+    }
+    out << "| `" << name << "` | " << Cell(method->summary()) << " | "
+        << Cell(set.empty() ? "none" : absl::StrJoin(set, ", ")) << " |\n";
+  }
+  return out.str();
+}
+
 }  // namespace
 
 std::string ConfigUsage() {
@@ -151,12 +185,13 @@ std::string ConfigUsage() {
 std::string ConfigReferenceMarkdown() {
   ExperimentConfig c;
   std::ostringstream out;
+  out << PresetsMarkdown();
   std::string section = "-";
   for (const Field& f : config_schema::Fields(c)) {
     const size_t dot = f.key.find('.');
     const std::string sec = dot == std::string::npos ? "" : f.key.substr(0, dot);
     if (sec != section) {
-      out << (section == "-" ? "" : "\n") << "### "
+      out << "\n### "
           << (sec.empty() ? "Top level" : absl::StrCat("`", sec, ".*`"))
           << "\n\n| key | type | default | allowed | description |\n"
           << "| --- | --- | --- | --- | --- |\n";
