@@ -396,10 +396,14 @@ absl::Status Coordinator::Finish(double wall) {
   if (fens_) AddFensSummary(LastRoundLine(results_->dir()), &summary);
   if (rounds_to_threshold_ >= 0)
     summary["rounds_to_threshold"] = rounds_to_threshold_;
+  // A stop (SIGTERM) before the last round is no end: say how it goes on.
+  const bool stopped = state_->current_round() < cfg.rounds;
   LogLine("coordinator",
-          absl::StrCat("run over after round ", state_->current_round(),
-                       ": final accuracy ", last_eval_.ensemble_accuracy,
-                       ", results in ", results_->dir()));
+          absl::StrCat(stopped ? "stopped after round " : "run over after round ",
+                       state_->current_round(),
+                       stopped ? ": accuracy " : ": final accuracy ",
+                       last_eval_.ensemble_accuracy, ", results in ", results_->dir(),
+                       stopped ? " (--continue with the same --out goes on)" : ""));
   return results_->WriteSummary(summary);
 }
 
