@@ -213,6 +213,8 @@ std::string MainUsage() {
          "  run CONFIG [flags]   start a coordinator and client daemons on\n"
          "                       this machine and follow the run\n"
          "  report RUN_DIR...    one table row per finished run\n"
+         "  config CONFIG [--set k=v]  print the resolved config;\n"
+         "                       --reference: every key\n"
          "  certs --out DIR --hosts a,b  a development CA, server and client\n"
          "                       certificates and a token (TLS, mTLS)\n"
          "  health HOST:PORT     is the coordinator serving? (exit 0 if so)\n"

@@ -31,16 +31,6 @@ std::string SiblingBinDir() {
   return slash == std::string::npos ? "." : self.substr(0, slash);
 }
 
-// The overview with `config`, which is dispatched before the launcher's
-// parser and so is not in its list of commands.
-std::string Overview(std::string usage) {
-  const size_t at = usage.find("  health ");
-  if (at == std::string::npos) return usage;
-  return usage.insert(at,
-                      "  config CONFIG [--set k=v]  print the resolved config;\n"
-                      "                       --reference: every key\n");
-}
-
 // `--flag=value` as `--flag value`, for every command alike (the
 // subcommands' parsers read the spaced form; shefl-coordinator and
 // shefl-client take both, and so does this tool).
@@ -109,7 +99,7 @@ int main(int argc, char** argv) {
   absl::StatusOr<shefl::CommandLine> cl = shefl::ParseCommandLine(args);
   if (!cl.ok()) {
     // Usage of the subcommand the user was typing, else the overview.
-    std::string usage = Overview(shefl::MainUsage());
+    std::string usage = shefl::MainUsage();
     if (!args.empty() && args[0] == "run") usage = shefl::RunUsage();
     if (!args.empty() && args[0] == "report") usage = shefl::ReportUsage();
     std::cerr << "shefl: " << cl.status().message() << "\n\n" << usage;
@@ -117,9 +107,7 @@ int main(int argc, char** argv) {
   }
   switch (cl->command) {
     case shefl::CommandLine::Command::kHelp:
-      std::cout << (cl->help_text == shefl::MainUsage()
-                        ? Overview(cl->help_text)
-                        : cl->help_text);
+      std::cout << cl->help_text;
       return 0;
     case shefl::CommandLine::Command::kRun:
       return shefl::RunExperiment(cl->run, SiblingBinDir());
