@@ -24,7 +24,7 @@ PACKAGES=(
 # libFuzzer, Prometheus, compose and podman, Ansible and systemd's
 # analyzers, gnuplot (shefl report's plots).
 TEST_PACKAGES=(
-  catch2 libbenchmark-dev git iproute2 python3-numpy
+  catch2 libbenchmark-dev git iproute2 python3-numpy python3-yaml
   clang-14 libclang-rt-14-dev
   prometheus docker-compose ansible systemd gnuplot-nox
   podman podman-compose runc debootstrap containernetworking-plugins

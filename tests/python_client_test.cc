@@ -1,7 +1,8 @@
 // The Python client's suite (python/tests, unittest) run from ctest, with
-// Debian's python3 and numpy: its codec must write the C++ codec's bytes
-// and refuse what it refuses, word for word (tests/data/codec_vectors.json,
-// held to the C++ codec by codec_vectors_test).
+// Debian's python3, numpy and PyYAML: its codec must write the C++ codec's
+// bytes and refuse what it refuses, word for word (tests/data/
+// codec_vectors.json, held to the C++ codec by codec_vectors_test), and its
+// results API reads a run folder that this build's `shefl run` writes.
 #include <catch2/catch.hpp>
 
 #include <string>
@@ -14,6 +15,7 @@ namespace {
 TEST_CASE("the Python client's unittest suite passes against the shared vectors") {
   const std::string root = SHEFL_SOURCE_DIR;
   auto r = testing::RunProcess({"/usr/bin/env", "PYTHONPATH=" + root + "/python",
+                                "SHEFL_BIN_DIR=" + testing::BinDir(),
                                 "/usr/bin/python3", "-m", "unittest", "discover", "-v", "-s",
                                 root + "/python/tests", "-t", root + "/python/tests"},
                                600);
@@ -21,6 +23,7 @@ TEST_CASE("the Python client's unittest suite passes against the shared vectors"
   CHECK(r.exit_code == 0);
   // Ran something: unittest prints "Ran N tests" and "OK".
   CHECK_THAT(r.output, Catch::Contains("test_refusals_say_what_the_cpp_decoder_says"));
+  CHECK_THAT(r.output, Catch::Contains("test_a_finished_run_reads_whole"));
   CHECK_THAT(r.output, Catch::Contains("\nOK"));
 }
 
