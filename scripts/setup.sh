@@ -22,9 +22,11 @@ PACKAGES=(
 )
 # The tests and benchmarks, and the tools they run: network namespaces,
 # libFuzzer, Prometheus, compose and podman, Ansible and systemd's
-# analyzers, gnuplot (shefl report's plots).
+# analyzers, gnuplot (shefl report's plots), and the Python client's
+# suite (numpy, PyYAML, gRPC and protobuf for Python).
 TEST_PACKAGES=(
-  catch2 libbenchmark-dev git iproute2 python3-numpy python3-yaml
+  catch2 libbenchmark-dev git iproute2
+  python3-numpy python3-yaml python3-grpcio python3-protobuf
   clang-14 libclang-rt-14-dev
   prometheus docker-compose ansible systemd gnuplot-nox
   podman podman-compose runc debootstrap containernetworking-plugins
