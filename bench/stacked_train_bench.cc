@@ -28,6 +28,7 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_split.h"
+#include "bench/bench_usage.h"
 #include "common/core/config.h"
 #include "common/learn/device.h"
 #include "common/learn/models.h"
@@ -135,17 +136,7 @@ constexpr char kUsage[] =
     "  cuda needs a build with a CUDA LibTorch and a GPU.\n";
 
 int main(int argc, char** argv) {
-  for (int i = 1; i < argc; ++i) {
-    const std::string a = argv[i];
-    if (a == "--help" || a == "-h") {
-      std::printf("%s", kUsage);
-      return 0;
-    }
-    if (a.rfind("-", 0) == 0) {
-      std::fprintf(stderr, "unknown argument %s\n\n%s", argv[i], kUsage);
-      return 2;
-    }
-  }
+  if (const int code = shefl::HelpOrBadFlag(argc, argv, kUsage); code >= 0) return code;
   const std::string spec = argc > 1 ? argv[1] : "cpu";
   const int64_t steps = argc > 2 ? std::atoll(argv[2]) : 20;
   const int sittings = argc > 3 ? std::atoi(argv[3]) : 5;

@@ -17,6 +17,7 @@
 #include <thread>
 #include <vector>
 
+#include "bench/bench_usage.h"
 #include "common/core/config.h"
 #include "common/learn/device.h"
 #include "common/learn/models.h"
@@ -98,17 +99,7 @@ constexpr char kUsage[] =
     "  sittings; `alone`: only the single-task sittings.\n";
 
 int main(int argc, char** argv) {
-  for (int i = 1; i < argc; ++i) {
-    const std::string a = argv[i];
-    if (a == "--help" || a == "-h") {
-      std::printf("%s", kUsage);
-      return 0;
-    }
-    if (a.rfind("-", 0) == 0) {
-      std::fprintf(stderr, "unknown argument %s\n\n%s", argv[i], kUsage);
-      return 2;
-    }
-  }
+  if (const int code = shefl::HelpOrBadFlag(argc, argv, kUsage); code >= 0) return code;
   const int64_t steps = argc > 1 ? std::atoll(argv[1]) : 60;
   const int sittings = argc > 2 ? std::atoi(argv[2]) : 3;
   const int cores = static_cast<int>(std::thread::hardware_concurrency());

@@ -108,8 +108,7 @@ void LiveStatus::Tick() {
         absl::ToDoubleSeconds(now - first_round_time_) / (f.round - first_round_seen_);
     f.eta_s = per_round * static_cast<double>(f.rounds_planned - f.round);
   }
-  line_ = FormatStatusLine(f);
-  out_ << "\r\033[K" << line_ << std::flush;
+  out_ << "\r\033[K" << FormatStatusLine(f) << std::flush;
   shown_ = true;
 }
 

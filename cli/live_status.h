@@ -54,7 +54,6 @@ class LiveStatus {
   // For the ETA: when this launch first saw a round end, and which.
   int64_t first_round_seen_ = -1;
   absl::Time first_round_time_;
-  std::string line_;
 };
 
 }  // namespace shefl

@@ -21,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "tests/shell_support.h"
 #include "tests/test_support.h"
 
 namespace shefl {
@@ -30,15 +31,12 @@ namespace fs = std::filesystem;
 using testing::ReadFile;
 using testing::ReadJsonl;
 using testing::RunProcess;
+using testing::Sh;
 using testing::TempDir;
 using testing::WaitUntil;
 using testing::WriteFile;
 
 const std::string kSource = SHEFL_SOURCE_DIR;
-
-testing::ProcessResult Sh(const std::string& cmd, double timeout_s) {
-  return RunProcess({"/bin/sh", "-c", cmd}, timeout_s);
-}
 
 // The text of a Dockerfile's runtime stage up to its first COPY.
 std::string RuntimeStage(const std::string& path) {
@@ -107,10 +105,6 @@ std::map<std::string, uint64_t> Books(const nlohmann::json& line) {
   return out;
 }
 
-double Seconds(std::chrono::steady_clock::time_point since) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - since).count();
-}
-
 TEST_CASE("podman-compose runs the testbed: rounds with exact books, Prometheus, a daemon killed") {
   const auto t0 = std::chrono::steady_clock::now();
   REQUIRE(::geteuid() == 0);  // rootful podman; CI runs as root
@@ -134,7 +128,7 @@ TEST_CASE("podman-compose runs the testbed: rounds with exact books, Prometheus,
                   600);
   INFO(build.output);
   REQUIRE(build.exit_code == 0);
-  const double build_s = Seconds(t_build);
+  const double build_s = testing::SecondsSince(t_build);
 
   // The compose file as it is, beside copies of what it mounts, its own
   // certificates and the local profile with this test's image and ports.
@@ -194,7 +188,7 @@ TEST_CASE("podman-compose runs the testbed: rounds with exact books, Prometheus,
     return WaitUntil([&] { return ReadJsonl(run + "/rounds.jsonl").size() >= n; }, 300);
   };
   REQUIRE(rounds_done(1));
-  const double first_round_s = Seconds(t_up);
+  const double first_round_s = testing::SecondsSince(t_up);
   REQUIRE(rounds_done(2));
   // One daemon container killed: the run goes on to its last round.
   const size_t rounds_at_kill = ReadJsonl(run + "/rounds.jsonl").size();
@@ -274,7 +268,7 @@ TEST_CASE("podman-compose runs the testbed: rounds with exact books, Prometheus,
   CHECK(bed.Leftovers().find_first_not_of(" \n") == std::string::npos);
   std::printf("containers: image built in %.1f s; up -> first round %.1f s; "
               "Prometheus shefl_round %.0f; test %.1f s\n",
-              build_s, first_round_s, prom_round, Seconds(t0));
+              build_s, first_round_s, prom_round, testing::SecondsSince(t0));
 }
 
 }  // namespace

@@ -25,6 +25,7 @@
 #include <string>
 #include <vector>
 
+#include "tests/shell_support.h"
 #include "tests/test_support.h"
 
 namespace shefl {
@@ -33,6 +34,7 @@ namespace {
 namespace fs = std::filesystem;
 using testing::ReadJsonl;
 using testing::RunProcess;
+using testing::Sh;
 using testing::TempDir;
 using testing::WaitUntil;
 using testing::WriteFile;
@@ -41,14 +43,6 @@ const std::string kSource = SHEFL_SOURCE_DIR;
 const char* kHostImage = "localhost/shefl-lab-host:latest";
 const char* kPrometheusImage = "localhost/shefl-prometheus:latest";
 const char* kRun = "/var/lib/shefl/results/run";
-
-testing::ProcessResult Sh(const std::string& cmd, double timeout_s) {
-  return RunProcess({"/bin/sh", "-c", cmd}, timeout_s);
-}
-
-double Seconds(std::chrono::steady_clock::time_point since) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - since).count();
-}
 
 // The containers and network of one test run, found by their label and
 // removed when the test ends however it ends.
@@ -87,21 +81,13 @@ class Lab {
   std::string prefix_;
 };
 
-// The run's rounds.jsonl on the coordinator host (empty until round 1).
+// The run's rounds.jsonl on the coordinator host (empty until round 1),
+// through a copy here: ReadJsonl keeps only complete lines.
 std::vector<nlohmann::json> Rounds(const Lab& lab) {
-  const auto r = lab.On(1, std::string("cat ") + kRun + "/rounds.jsonl 2>/dev/null");
-  std::vector<nlohmann::json> out;
-  size_t from = 0;
-  while (from < r.output.size()) {
-    size_t to = r.output.find('\n', from);
-    if (to == std::string::npos) to = r.output.size();
-    const std::string line = r.output.substr(from, to - from);
-    from = to + 1;
-    if (line.empty()) continue;
-    auto j = nlohmann::json::parse(line, nullptr, false);
-    if (!j.is_discarded()) out.push_back(std::move(j));
-  }
-  return out;
+  TempDir dir;
+  WriteFile(dir / "rounds.jsonl",
+            lab.On(1, std::string("cat ") + kRun + "/rounds.jsonl 2>/dev/null").output);
+  return ReadJsonl(dir / "rounds.jsonl");
 }
 
 // Fashion-MNIST (from the package the playbook installs), the CNN, rounds
@@ -223,7 +209,7 @@ TEST_CASE("the playbook installs the lab on three systemd hosts: a run that surv
     INFO("lab-" << i << ": " << state << lab.On(i, "systemctl --failed --no-legend").output);
     REQUIRE(up);
   }
-  const double boot_s = Seconds(t_boot);
+  const double boot_s = testing::SecondsSince(t_boot);
 
   // Each daemon host its own certificate and token; ca.key stays here.
   const std::string pki = dir / "pki";
@@ -243,7 +229,7 @@ TEST_CASE("the playbook installs the lab on three systemd hosts: a run that surv
                           kSource + "/deploy/lab/ansible/site.yml"},
                          900);
   if (play.exit_code != 0) FAIL("play failed (" << play.exit_code << "):\n" << play.output);
-  const double play_s = Seconds(t_play);
+  const double play_s = testing::SecondsSince(t_play);
 
   // Secrets where they went: the service's group reads them, nobody else
   // does, and no host has the CA's key.
@@ -285,7 +271,7 @@ TEST_CASE("the playbook installs the lab on three systemd hosts: a run that surv
            journal(2, "shefl-client") + "\nlab-3's daemon:\n" + journal(3, "shefl-client");
   };
   if (!rounds_at_least(1, 300)) FAIL("no round within 300 s\n" << logs());
-  const double first_round_s = Seconds(t_play);
+  const double first_round_s = testing::SecondsSince(t_play);
 
   std::multiset<std::string> up;
   const bool scraped = WaitUntil(
@@ -352,7 +338,7 @@ TEST_CASE("the playbook installs the lab on three systemd hosts: a run that surv
   std::printf(
       "lab: hosts up in %.1f s; playbook %.1f s; playbook start -> first round %.1f s; "
       "resumed after round %d; test %.1f s\n",
-      boot_s, play_s, first_round_s, testing::ResumedAfter(coord_log), Seconds(t0));
+      boot_s, play_s, first_round_s, testing::ResumedAfter(coord_log), testing::SecondsSince(t0));
 }
 
 }  // namespace

@@ -11,8 +11,8 @@ import unittest
 import numpy as np
 
 from shefl_client import codec
+from support import ROOT
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 VECTORS = os.path.join(ROOT, "tests", "data", "codec_vectors.json")
 
 

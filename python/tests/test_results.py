@@ -9,35 +9,7 @@ import tempfile
 import unittest
 
 from shefl_client.results import RunFolderError, load_run
-
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-BIN = os.environ.get("SHEFL_BIN_DIR", os.path.join(ROOT, "build", "bin"))
-
-CONFIG = """name: python-results
-method: shefl
-seed: 7
-rounds: 2
-data:
-  dataset: synthetic
-  synthetic_train: 600
-  synthetic_test: 200
-  synthetic_features: 16
-  synthetic_classes: 4
-model:
-  name: mlp
-  num_models: 3
-clients:
-  num_clients: 6
-  num_hpc: 2
-  per_round_hpc: 1
-  per_round_lpc: 2
-train:
-  lr: 0.05
-  local_epochs: 1
-  batch_size: 32
-compression:
-  density: 0.1
-"""
+from support import BIN, synthetic_config
 
 
 class ResultsApi(unittest.TestCase):
@@ -46,7 +18,7 @@ class ResultsApi(unittest.TestCase):
         cls.tmp = tempfile.mkdtemp(prefix="shefl-py-results-")
         config = os.path.join(cls.tmp, "c.yaml")
         with open(config, "w") as f:
-            f.write(CONFIG)
+            f.write(synthetic_config("python-results", 2))
         cls.run_dir = os.path.join(cls.tmp, "run")
         shefl = os.path.join(BIN, "shefl")
         if not os.access(shefl, os.X_OK):

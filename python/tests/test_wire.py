@@ -16,37 +16,7 @@ import yaml
 
 import shefl_pb2
 import shefl_pb2_grpc
-
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-BIN = os.environ.get("SHEFL_BIN_DIR", os.path.join(ROOT, "build", "bin"))
-
-CONFIG = """name: python-wire
-method: shefl
-seed: 7
-rounds: 1
-data:
-  dataset: synthetic
-  synthetic_train: 600
-  synthetic_test: 200
-  synthetic_features: 16
-  synthetic_classes: 4
-model:
-  name: mlp
-  num_models: 3
-clients:
-  num_clients: 6
-  num_hpc: 2
-  per_round_hpc: 1
-  per_round_lpc: 2
-compression:
-  density: 0.1
-"""
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+from support import BIN, free_port, synthetic_config
 
 
 def read(path):
@@ -62,7 +32,7 @@ class Wire(unittest.TestCase):
         subprocess.run([os.path.join(BIN, "shefl"), "certs", "--out", cls.pki, "--hosts",
                         "localhost", "--clients", "2"], check=True, stdout=subprocess.DEVNULL)
         with open(os.path.join(cls.tmp, "c.yaml"), "w") as f:
-            f.write(CONFIG)
+            f.write(synthetic_config("python-wire", 1))
         cls.port = free_port()
         cls.log = open(os.path.join(cls.tmp, "coordinator.log"), "w")
         cls.coordinator = subprocess.Popen(
