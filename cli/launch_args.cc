@@ -107,6 +107,12 @@ absl::Status RunFlag(const std::string& flag, ArgCursor& cur, RunArgs& run) {
     run.device = *value;
   } else if (flag == "--capacity") {
     return ParseCapacity(*value, run.capacity);
+  } else if (flag == "--python-clients") {
+    run.python_clients = *value;
+  } else if (flag == "--python-script") {
+    run.python_script = *value;
+  } else if (flag == "--python") {
+    run.python = *value;
   }
   if (value->empty()) {
     return absl::InvalidArgumentError(
@@ -118,7 +124,8 @@ absl::Status RunFlag(const std::string& flag, ArgCursor& cur, RunArgs& run) {
 bool IsRunFlag(const std::string& flag) {
   for (const char* f : {"--daemons", "--out", "--set", "--resume",
                         "--threads", "--device", "--max-restarts",
-                        "--capacity"}) {
+                        "--capacity", "--python-clients", "--python-script",
+                        "--python"}) {
     if (flag == f) return true;
   }
   return false;
@@ -227,6 +234,8 @@ std::string RunUsage() {
          "[--set key=value ...]\n"
          "                 [--resume RUN_DIR] [--threads T] [--device D]\n"
          "                 [--insecure] [--max-restarts R] [--capacity C[,C...]]\n"
+         "                 [--python-clients RANGE [--python-script FILE]\n"
+         "                  [--python PYTHON]]\n"
          "\n"
          "  CONFIG            experiment YAML (optional with --resume: the\n"
          "                    run folder's config.yaml)\n"
@@ -245,6 +254,12 @@ std::string RunUsage() {
          "  --capacity C      each daemon's clients train at most C of the M\n"
          "                    models a round (HPC capacity levels, HASA's\n"
          "                    caps); C0,C1,... gives one per daemon\n"
+         "  --python-clients RANGE  these clients (e.g. 0-1) join through one\n"
+         "                    Python client (python/shefl_client) instead of\n"
+         "                    the C++ daemons, with the same flags\n"
+         "  --python-script FILE  the Python client program (default\n"
+         "                    python/examples/fmnist_client.py)\n"
+         "  --python PYTHON   the interpreter (default /usr/bin/python3)\n"
          "  --max-restarts R  restart a daemon that dies, up to R times\n"
          "                    (default 5; 0: a dead daemon ends the run)\n"
          "  --insecure        plaintext gRPC, no token (default: mutual TLS\n"

@@ -27,6 +27,11 @@ struct RunArgs {
   // capacity levels, HASA's caps); one value for every daemon or one per
   // daemon; empty: the daemons declare none.
   std::vector<int> capacity;
+  // --python-clients RANGE: these logical clients go to one Python client
+  // (--python-script, run by --python) instead of the C++ daemons.
+  std::string python_clients;
+  std::string python_script;  // empty: python/examples/fmnist_client.py
+  std::string python;         // empty: /usr/bin/python3
 };
 
 struct CommandLine {

@@ -23,7 +23,10 @@ absl::Status SaveLaunch(const std::string& run_dir, const RunArgs& a,
         absl::StrCat("cannot create '", run_dir, "': ", ec.message()));
   const nlohmann::json j = {{"daemons", daemons},       {"threads", threads},
                             {"device", a.device},       {"insecure", a.insecure},
-                            {"capacity", a.capacity},   {"max_restarts", a.max_restarts}};
+                            {"capacity", a.capacity},   {"max_restarts", a.max_restarts},
+                            {"python_clients", a.python_clients},
+                            {"python_script", a.python_script},
+                            {"python", a.python}};
   return WriteFileDurably(LaunchRecordPath(run_dir), j.dump(1) + "\n", 0644);
 }
 
@@ -50,6 +53,12 @@ absl::Status RestoreLaunch(const std::string& run_dir, RunArgs* a) {
   if (a->threads == 0) a->threads = j["threads"].get<int>();
   if (a->device.empty()) a->device = j["device"].get<std::string>();
   if (a->capacity.empty()) a->capacity = j["capacity"].get<std::vector<int>>();
+  // Records from before the Python client have none of these.
+  for (auto [key, field] : {std::pair{"python_clients", &a->python_clients},
+                            std::pair{"python_script", &a->python_script},
+                            std::pair{"python", &a->python}})
+    if (field->empty() && j.value(key, nlohmann::json()).is_string())
+      *field = j[key].get<std::string>();
   // Plaintext stays plaintext: a resumed run under new certificates would
   // be a stranger to the identities that own its clients.
   a->insecure = a->insecure || j["insecure"].get<bool>();

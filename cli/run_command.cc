@@ -60,6 +60,17 @@ absl::Status CheckBeforeStart(const RunArgs& args, const std::string& dir,
           "cannot find ", bin, " next to shefl (looked for ", path, ")"));
     }
   }
+  if (!args.python_clients.empty()) {
+    const std::string python = PythonInterpreter(args);
+    if (access(python.c_str(), X_OK) != 0)
+      return absl::NotFoundError(absl::StrCat(
+          "--python-clients: no Python interpreter at ", python, " (see --python)"));
+    const std::string script = PythonScript(args, bin_dir);
+    if (access(script.c_str(), R_OK) != 0)
+      return absl::NotFoundError(absl::StrCat(
+          "--python-clients: cannot read the Python client program ", script,
+          " (see --python-script)"));
+  }
   const size_t daemons = args.daemons > 0 ? args.daemons : 1;
   if (args.capacity.size() > 1 && args.capacity.size() != daemons)
     return absl::InvalidArgumentError(absl::StrCat(
@@ -147,7 +158,9 @@ absl::Status StartDaemons(Supervisor& group, const RunPlan& plan,
 
 void PrintStarted(const RunPlan& plan, const Endpoints& endpoints) {
   std::vector<std::string> ranges;
-  for (const ChildCommand& d : plan.daemons) ranges.push_back(d.argv[4]);
+  for (const ChildCommand& d : plan.daemons)
+    for (size_t i = 0; i + 1 < d.argv.size(); ++i)
+      if (d.argv[i] == "--clients") ranges.push_back(d.argv[i + 1]);
   std::cerr << "shefl: coordinator pid " << endpoints.coordinator_pid
             << " on " << plan.coordinator_grpc << ", " << plan.daemons.size()
             << " daemon(s) with clients " << absl::StrJoin(ranges, ", ")
@@ -184,22 +197,29 @@ int Launch(const RunArgs& args, const ExperimentConfig& config,
            const std::string& bin_dir) {
   // One daemon by default: it runs as many tasks at once as there are
   // cores, from one queue, so no core idles while another has work.
+  ClientSet python;
+  if (!args.python_clients.empty()) {
+    auto p = ParsePythonClients(args.python_clients, config.clients.num_clients);
+    if (!p.ok()) return Fail(std::string(p.status().message()));
+    python = std::move(*p);
+  }
   std::vector<ClientSet> ranges = SplitClients(
-      config.clients.num_clients, args.daemons > 0 ? args.daemons : 1);
+      config.clients.num_clients, args.daemons > 0 ? args.daemons : 1, python);
+  const int peers = static_cast<int>(ranges.size()) + (python.ids.empty() ? 0 : 1);
   int threads = args.threads > 0 ? args.threads
                                  : DefaultThreads(static_cast<int>(ranges.size()));
   absl::StatusOr<std::vector<int>> ports =
       PickFreePorts(2 + static_cast<int>(ranges.size()));
   if (!ports.ok()) return Fail(std::string(ports.status().message()));
   if (!args.insecure)
-    if (auto st = EnsureRunCerts(CertsDir(dir), static_cast<int>(ranges.size()));
+    if (auto st = EnsureRunCerts(CertsDir(dir), peers);
         !st.ok())
       return Fail(std::string(st.message()));
   if (auto st = SaveLaunch(dir, args, static_cast<int>(ranges.size()), threads);
       !st.ok())
     return Fail(std::string(st.message()));
   RunPlan plan =
-      MakeRunPlan(args, config_path, dir, ranges, bin_dir, *ports, threads);
+      MakeRunPlan(args, config_path, dir, ranges, bin_dir, *ports, threads, python);
 
   InstallStopHandlers();
   Supervisor group;  // its destructor terminates anything left running

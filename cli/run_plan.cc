@@ -4,8 +4,11 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <filesystem>
 
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "common/core/resources.h"
 
 namespace shefl {
@@ -22,13 +25,50 @@ std::string ClientSet::Spec() const {
   return out;
 }
 
-std::vector<ClientSet> SplitClients(int64_t num_clients, int num_daemons) {
+std::vector<ClientSet> SplitClients(int64_t num_clients, int num_daemons,
+                                    const ClientSet& except) {
   std::vector<ClientSet> sets;
-  if (num_clients <= 0 || num_daemons <= 0) return sets;
-  sets.resize(std::min<int64_t>(num_daemons, num_clients));
+  std::vector<int64_t> ids;
   for (int64_t id = 0; id < num_clients; ++id)
-    sets[id % static_cast<int64_t>(sets.size())].ids.push_back(id);
+    if (!std::binary_search(except.ids.begin(), except.ids.end(), id))
+      ids.push_back(id);
+  if (ids.empty() || num_daemons <= 0) return sets;
+  sets.resize(std::min<size_t>(num_daemons, ids.size()));
+  for (size_t i = 0; i < ids.size(); ++i) sets[i % sets.size()].ids.push_back(ids[i]);
   return sets;
+}
+
+absl::StatusOr<ClientSet> ParsePythonClients(const std::string& spec,
+                                             int64_t num_clients) {
+  ClientSet out;
+  for (absl::string_view part : absl::StrSplit(spec, ',')) {
+    std::vector<absl::string_view> ends = absl::StrSplit(part, '-');
+    int64_t lo = 0, hi = 0;
+    if (ends.size() > 2 || !absl::SimpleAtoi(ends[0], &lo) ||
+        !absl::SimpleAtoi(ends.back(), &hi) || lo < 0 || hi < lo)
+      return absl::InvalidArgumentError(absl::StrCat(
+          "flag --python-clients '", spec, "': expected ranges like 0-1 or 0,3-4"));
+    if (hi >= num_clients)
+      return absl::InvalidArgumentError(absl::StrCat(
+          "flag --python-clients '", spec, "': client ", hi,
+          " is not below clients.num_clients = ", num_clients));
+    for (int64_t i = lo; i <= hi; ++i) out.ids.push_back(i);
+  }
+  std::sort(out.ids.begin(), out.ids.end());
+  out.ids.erase(std::unique(out.ids.begin(), out.ids.end()), out.ids.end());
+  return out;
+}
+
+std::string PythonScript(const RunArgs& args, const std::string& bin_dir) {
+  if (!args.python_script.empty()) return args.python_script;
+  const std::string beside = bin_dir + "/../../python/examples/fmnist_client.py";
+  std::error_code ec;
+  if (std::filesystem::exists(beside, ec)) return beside;
+  return "python/examples/fmnist_client.py";
+}
+
+std::string PythonInterpreter(const RunArgs& args) {
+  return args.python.empty() ? "/usr/bin/python3" : args.python;
 }
 
 std::string ResolveResultsDir(const RunArgs& args,
@@ -95,7 +135,7 @@ RunPlan MakeRunPlan(const RunArgs& args, const std::string& config_path,
                     const std::string& results_dir,
                     const std::vector<ClientSet>& sets,
                     const std::string& bin_dir, const std::vector<int>& ports,
-                    int threads) {
+                    int threads, const ClientSet& python) {
   RunPlan plan;
   plan.results_dir = results_dir;
   plan.coordinator_grpc = Local(ports[0]);
@@ -128,6 +168,29 @@ RunPlan MakeRunPlan(const RunArgs& args, const std::string& config_path,
     else
       d.argv.push_back("--insecure");
     plan.daemons.push_back(std::move(d));
+  }
+  if (!python.ids.empty()) {
+    ChildCommand p;
+    p.name = "python-0";
+    p.log_path = results_dir + "/logs/python-0.log";
+    p.argv = {PythonInterpreter(args), PythonScript(args, bin_dir),
+              "--coordinator", plan.coordinator_grpc,
+              "--clients", python.Spec(),
+              "--name", p.name,
+              "--out", results_dir + "/daemons",
+              "--threads", absl::StrCat(threads)};
+    if (!args.device.empty()) p.argv.insert(p.argv.end(), {"--device", args.device});
+    const std::string certs = CertsDir(results_dir);
+    const size_t i = sets.size();  // the certificate after the C++ daemons'
+    if (!args.insecure)
+      p.argv.insert(p.argv.end(),
+                    {"--tls-ca", certs + "/ca.pem", "--tls-cert",
+                     absl::StrCat(certs, "/client-", i, ".pem"), "--tls-key",
+                     absl::StrCat(certs, "/client-", i, ".key"),
+                     "--token-file", certs + "/token"});
+    else
+      p.argv.push_back("--insecure");
+    plan.daemons.push_back(std::move(p));
   }
   return plan;
 }

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/status/statusor.h"
 #include "cli/launch_args.h"
 #include "common/core/config.h"
 
@@ -28,7 +29,20 @@ struct ClientSet {
 // ids) and of LPCs: a contiguous split gave one daemon every HPC and 5x
 // the work. Returns min(num_daemons, num_clients) sets: a daemon without
 // clients would only idle, so extra daemons are not started.
-std::vector<ClientSet> SplitClients(int64_t num_clients, int num_daemons);
+// Clients in `except` (the Python client's) are left out of the deal.
+std::vector<ClientSet> SplitClients(int64_t num_clients, int num_daemons,
+                                    const ClientSet& except = {});
+
+// --python-clients RANGE ("0-1", "0,3,5-6"): ids ascending, each below
+// num_clients; an error names the flag.
+absl::StatusOr<ClientSet> ParsePythonClients(const std::string& spec,
+                                             int64_t num_clients);
+
+// The Python client program and interpreter: the flags, else the example
+// beside the build (BIN_DIR/../../python/examples/fmnist_client.py) or
+// under the working folder, and /usr/bin/python3.
+std::string PythonScript(const RunArgs& args, const std::string& bin_dir);
+std::string PythonInterpreter(const RunArgs& args);
 
 // The results folder: --resume, else --out, else the config's out_dir, else
 // results/<name>-<YYYYmmdd-HHMMSS> (local time `now`), relative to the cwd.
@@ -50,7 +64,7 @@ struct RunPlan {
   std::string results_dir;
   ChildCommand coordinator;
   std::string coordinator_grpc;   // "127.0.0.1:P"
-  std::vector<ChildCommand> daemons;
+  std::vector<ChildCommand> daemons;  // the C++ daemons, then the Python client
 };
 
 // Where `shefl run` keeps the run's development PKI and token (unless
@@ -60,11 +74,13 @@ std::string CertsDir(const std::string& results_dir);
 // Builds the plan. `ports` holds 2 + daemons free ports: coordinator gRPC,
 // coordinator metrics, then one metrics port per daemon in order. `config`
 // is the file given to the coordinator (CONFIG, or RUN_DIR/config.yaml).
+// With `python` non-empty a Python client for those clients comes last,
+// named python-0, with the next client certificate and no metrics port.
 RunPlan MakeRunPlan(const RunArgs& args, const std::string& config_path,
                     const std::string& results_dir,
                     const std::vector<ClientSet>& sets,
                     const std::string& bin_dir, const std::vector<int>& ports,
-                    int threads);
+                    int threads, const ClientSet& python = {});
 
 }  // namespace shefl
 

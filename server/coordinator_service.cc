@@ -160,6 +160,8 @@ grpc::Status CoordinatorService::Register(grpc::ServerContext* ctx,
   reply->set_config_yaml(s_->config_yaml);
   reply->set_current_round(round);
   for (int64_t id : (*session)->clients) reply->add_clients(static_cast<uint32_t>(id));
+  if (req->want_model_layout())
+    for (const v1::TensorLayout& t : s_->model_layout) *reply->add_model_layout() = t;
   Book(round, kDaemonTraffic, kNoModel, Direction::kUp, Traffic::kControl,
        WireSize(*req));
   Book(round, kDaemonTraffic, kNoModel, Direction::kDown, Traffic::kControl,

@@ -217,6 +217,13 @@ absl::StatusOr<std::unique_ptr<Coordinator>> Coordinator::Create(
                                           config->compression.density)));
   c->state_ = std::make_unique<CoordinatorState>(*config, std::move(store));
   c->state_->tokens = std::move(*tokens);
+  for (const FlatEntry& e : c->evaluator_->layout()) {
+    v1::TensorLayout t;
+    t.set_name(e.name);
+    for (int64_t s : e.shape) t.add_shape(s);
+    t.set_buffer(e.is_buffer);
+    c->state_->model_layout.push_back(std::move(t));
+  }
   c->state_->metrics.SetRoundsPlanned(config->rounds);
   if (resume && have_checkpoint)  // before /metrics serves: no 0 is scraped
     c->state_->metrics.RestoreFromRounds(c->results_->dir() + "/rounds.jsonl");

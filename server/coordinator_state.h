@@ -12,6 +12,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <vector>
 
 #include "common/net/accounting.h"
 #include "common/net/token_book.h"
@@ -20,6 +21,7 @@
 #include "server/coordinator_metrics.h"
 #include "server/model_store.h"
 #include "server/round_state.h"
+#include "shefl.pb.h"
 #include "common/core/mutex.h"
 
 namespace shefl {
@@ -71,6 +73,9 @@ struct CoordinatorState {
 
   const ExperimentConfig config;
   const std::string config_yaml;
+  // The model's flat layout, for a registration that asks (Python clients
+  // check their own network against it). Set before the port serves.
+  std::vector<v1::TensorLayout> model_layout;
   std::unique_ptr<ModelStore> store;
   ClientRegistry registry;
   ByteLedger ledger;

@@ -11,6 +11,7 @@
 #include "common/core/config.h"
 #include "common/data/dataset.h"
 #include "common/learn/evaluate.h"
+#include "common/learn/flat_state.h"
 #include "common/learn/models.h"
 #include "server/client_evaluator.h"
 #include "server/model_store.h"
@@ -26,6 +27,8 @@ class Evaluator {
   // The M initial flat models: member m seeded by (seed, model-init, m).
   absl::StatusOr<std::vector<std::vector<float>>> InitialModels() const;
   int64_t dim() const { return dim_; }
+  // The model's flat layout (common/learn/flat_state.h).
+  std::vector<FlatEntry> layout() const { return FlatLayout(*nets_[0]); }
 
   // The ensemble on the test split; with eval.client_holdout or eval.gamma
   // also the client-level figures (server/client_evaluator.h).

@@ -37,7 +37,8 @@ std::vector<FlatEntry> FlatLayout(const Net& model) {
   std::vector<FlatEntry> layout;
   int64_t offset = 0;
   for (const NamedTensor& t : StateTensors(model)) {
-    layout.push_back({t.name, offset, t.tensor.numel(), t.is_buffer});
+    layout.push_back({t.name, offset, t.tensor.numel(), t.is_buffer,
+                      t.tensor.sizes().vec()});
     offset += t.tensor.numel();
   }
   return layout;

@@ -32,6 +32,7 @@ struct FlatEntry {
   int64_t offset = 0;
   int64_t numel = 0;
   bool is_buffer = false;
+  std::vector<int64_t> shape;  // the tensor's sizes (numel is their product)
 };
 
 // The layout, in order; the entries tile [0, FlatSize(model)).

@@ -1,0 +1,92 @@
+#!/usr/bin/env python3
+"""A researcher's own CNN and training loop on Fashion-MNIST, joining a
+shefl run beside the C++ daemons.
+
+    shefl run configs/quick.yaml --python-clients 0-1
+or by hand, against a coordinator already running:
+    python3 python/examples/fmnist_client.py --coordinator 127.0.0.1:50051 \
+        --clients 0-1 --insecure --out runs/quick/daemons
+
+The network must have the coordinator's flat layout for `model.name` (here
+the `cnn`: conv 5x5 32, conv 5x5 64, fc 512, fc 10; or the `mlp`): the
+client refuses to start otherwise, naming the first tensor that differs.
+The loop is the user's: plain PyTorch over the client's shard, which the
+library computes from the run's seed as every C++ daemon does."""
+import os
+import sys
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+try:
+    import shefl_client  # noqa: F401  (installed with pip install ./python)
+except ImportError:  # run from a checkout: the package is beside this folder
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from shefl_client import Client, ClientError, cli
+
+
+class MyCnn(nn.Module):
+    def __init__(self, classes=10):
+        super().__init__()
+        self.conv1 = nn.Conv2d(1, 32, 5)
+        self.conv2 = nn.Conv2d(32, 64, 5)
+        self.fc1 = nn.Linear(64 * 4 * 4, 512)
+        self.fc2 = nn.Linear(512, classes)
+
+    def forward(self, x):
+        x = F.max_pool2d(F.relu(self.conv1(x)), 2)
+        x = F.max_pool2d(F.relu(self.conv2(x)), 2)
+        return self.fc2(F.relu(self.fc1(x.flatten(1))))
+
+
+class MyMlp(nn.Module):
+    def __init__(self, inputs=784, classes=10):
+        super().__init__()
+        self.fc1, self.fc2, self.fc3 = nn.Linear(inputs, 200), nn.Linear(200, 200), nn.Linear(200, classes)
+
+    def forward(self, x):
+        return self.fc3(F.relu(self.fc2(F.relu(self.fc1(x.flatten(1))))))
+
+
+def make_model(config):
+    name = config["model"]["name"]
+    if name == "cnn":
+        return MyCnn()
+    if name == "mlp":
+        return MyMlp()
+    raise SystemExit("this example has a cnn and an mlp, not '%s'" % name)
+
+
+def train(model, ctx):
+    """One task: the coordinator's lr, epochs or steps, and batch size, on
+    this client's shard (ctx.indices into ctx.dataset)."""
+    x_all, y_all = torch.from_numpy(ctx.dataset.x), torch.from_numpy(ctx.dataset.y)
+    opt = torch.optim.SGD(model.parameters(), lr=ctx.lr,
+                          weight_decay=float(ctx.config["train"].get("weight_decay", 0.001)))
+    model.train()
+    total, seen = 0.0, 0
+    for _, ids in ctx.batches():  # the C++ daemon's batch order
+        idx = torch.tensor(ids)
+        x, y = x_all[idx].to(ctx.device), y_all[idx].to(ctx.device)
+        opt.zero_grad()
+        loss = F.cross_entropy(model(x), y)
+        loss.backward()
+        opt.step()
+        total += loss.item() * len(ids)
+        seen += len(ids)
+    return total / max(1, seen)
+
+
+def main(argv):
+    options = cli.parse(argv, description=__doc__.splitlines()[0])
+    try:
+        Client(options, model=make_model, train=train).run()
+    except ClientError as e:
+        sys.stderr.write("fmnist_client: %s\n" % e)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,105 @@
+"""Byte accounting as both C++ ends keep it (common/net/accounting.h): every
+gRPC message at its serialized size plus gRPC's 5-byte message header, per
+round, per logical client (-1: the daemon as a whole), payload (model and
+delta chunks) apart from control, by direction. The coordinator applies the
+same rule to the same messages, so the per-client figures agree exactly;
+the round lines go to <out>/<name>.jsonl with the C++ daemon's fields."""
+import json
+import resource
+import threading
+
+GRPC_MESSAGE_HEADER = 5
+DAEMON = -1
+
+
+def wire_size(message):
+    return message.ByteSize() + GRPC_MESSAGE_HEADER
+
+
+def _varint_size(n):
+    size = 1
+    while n >= 0x80:
+        n >>= 7
+        size += 1
+    return size
+
+
+def label_count_bytes(client):
+    """The bytes a LogicalClient's label histogram adds to the feed request
+    (booked under that client; LabelCountBytes in C++)."""
+    if not client.label_counts:
+        return 0
+    without = type(client)()
+    without.CopyFrom(client)
+    del without.label_counts[:]
+
+    def embedded(n):
+        return n + _varint_size(n)
+    return embedded(client.ByteSize()) - embedded(without.ByteSize())
+
+
+class Ledger:
+    """Thread-safe per-round books, and the round's line once it ends."""
+
+    def __init__(self):
+        self._lock = threading.Lock()
+        self._rounds = {}      # round -> client -> [payload_up, payload_down, control_up, control_down]
+        self._train_seconds = {}
+        self._train_samples = {}
+        self._downloads = {}   # round -> [logical_up, logical_down, physical_up, physical_down]
+
+    def book(self, rnd, client, up, payload, nbytes):
+        slot = (0 if up else 1) if payload else (2 if up else 3)
+        with self._lock:
+            counts = self._rounds.setdefault(rnd, {}).setdefault(client, [0, 0, 0, 0])
+            counts[slot] += nbytes
+
+    def add_training(self, rnd, seconds, samples):
+        with self._lock:
+            self._train_seconds[rnd] = self._train_seconds.get(rnd, 0.0) + seconds
+            self._train_samples[rnd] = self._train_samples.get(rnd, 0) + samples
+
+    def add_download(self, rnd, logical_up, logical_down, physical_up, physical_down):
+        with self._lock:
+            d = self._downloads.setdefault(rnd, [0, 0, 0, 0])
+            for i, v in enumerate((logical_up, logical_down, physical_up, physical_down)):
+                d[i] += v
+
+    def by_client(self, rnd):
+        with self._lock:
+            return {c: list(v) for c, v in self._rounds.get(rnd, {}).items()}
+
+    def round_line(self, rnd, daemon_name):
+        """The C++ daemon's round record (WriteRoundLine), and forgets the
+        per-round figures up to `rnd`."""
+        with self._lock:
+            clients = {c: list(v) for c, v in self._rounds.get(rnd, {}).items()}
+            total = [sum(v[i] for v in clients.values()) for i in range(4)]
+            daemon = clients.pop(DAEMON, [0, 0, 0, 0])
+            dl = self._downloads.get(rnd, [0, 0, 0, 0])
+            line = {
+                "round": rnd, "daemon": daemon_name,
+                "bytes_up": total[0], "bytes_down": total[1], "control_bytes": total[2] + total[3],
+                "train_seconds": self._train_seconds.get(rnd, 0.0),
+                "train_samples": self._train_samples.get(rnd, 0),
+                "download_bytes_logical": dl[0] + dl[1],
+                "download_bytes_physical": dl[2] + dl[3],
+                "downloads": {"logical": {"up": dl[0], "down": dl[1]},
+                              "physical": {"up": dl[2], "down": dl[3]}},
+                "peak_rss_bytes": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,
+                "bytes_by_client": {str(c): _counts_json(v) for c, v in sorted(clients.items())},
+                "daemon_bytes": _counts_json(daemon),
+            }
+            for table in (self._train_seconds, self._train_samples, self._downloads):
+                for r in [r for r in table if r <= rnd]:
+                    del table[r]
+            return line
+
+
+def _counts_json(v):
+    return {"payload_up": v[0], "payload_down": v[1], "control_up": v[2], "control_down": v[3]}
+
+
+def append_line(path, line):
+    with open(path, "a") as f:
+        f.write(json.dumps(line, separators=(",", ":")) + "\n")

@@ -1,0 +1,305 @@
+"""One connection to the coordinator (Session in client/daemon_session.cc):
+register, hold the task feed, run the tasks one model at a time on a
+worker thread, and write each round's line once the round has ended and
+its work is done."""
+import os
+import queue
+import threading
+import time
+
+import grpc
+import numpy as np
+import torch
+
+from . import books as B
+from . import flat
+from .train import TrainContext
+
+import shefl_pb2 as pb
+import shefl_pb2_grpc as pb_grpc
+
+CHUNK_BYTES = 1 << 20
+_TRANSIENT = {grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED,
+              grpc.StatusCode.CANCELLED, grpc.StatusCode.UNKNOWN,
+              grpc.StatusCode.INTERNAL, grpc.StatusCode.ABORTED}
+
+
+class SessionEnd:
+    SHUTDOWN, LOST, UNREACHABLE = "shutdown", "lost", "unreachable"
+
+
+def _log(client, text):
+    from .client import log
+    log(client.o.name, text)
+
+
+class Session:
+    def __init__(self, client, channel):
+        self.c = client
+        self.stub = pb_grpc.CoordinatorStub(channel)
+        self.metadata = (("shefl-token", client.token),) if client.token else ()
+        self.work = queue.Queue()
+        self.known_round = 0
+        self.closed_round = 0
+        self.last_heard = time.monotonic()
+        self.last_task = 0.0
+        self.over = threading.Event()
+        self.cache = {}      # model -> (version, weights tensor or None, covered clients)
+        self.expected = {}   # (model, version) -> clients whose tasks need it
+        self.lock = threading.Lock()
+
+    def book(self, rnd, client, up, payload, nbytes):
+        self.c.ledger.book(rnd, client, up, payload, nbytes)
+
+    # ------------------------------------------------------------ session
+
+    def run(self):
+        c = self.c
+        req = pb.RegisterRequest(daemon_name=c.o.name, token=c.token, device=str(c.device),
+                                 want_model_layout=True)
+        for cid in c.clients:
+            req.clients.add(client_id=cid)
+        if not c.clients:
+            req.auto_clients = c.auto_clients
+        try:
+            reply = self.stub.Register(req, timeout=10)
+        except grpc.RpcError as e:
+            if e.code() in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED):
+                return SessionEnd.UNREACHABLE
+            from .client import ClientError
+            raise ClientError("registration refused: %s: %s" % (e.code().name, e.details()))
+        self.known_round = reply.current_round
+        self.closed_round = max(0, self.known_round - 1)
+        self.book(self.known_round, B.DAEMON, True, False, B.wire_size(req))
+        self.book(self.known_round, B.DAEMON, False, False, B.wire_size(reply))
+        c.session_id = reply.session_id
+        if not c.clients:
+            c.clients = list(reply.clients)
+            _log(c, "the coordinator assigned clients %d..%d" % (c.clients[0], c.clients[-1]))
+        _log(c, "registered with %s for run '%s'" % (c.o.coordinator, reply.run_name))
+        if not c.prepared:
+            c.prepare(reply.config_yaml.decode(), reply.model_layout)
+        return self._feed()
+
+    def _feed_request(self):
+        c = self.c
+        req = pb.TaskFeedRequest(session_id=c.session_id)
+        hasa = c.config.get("method") == "hasa"
+        for cid in c.clients:
+            lc = req.clients.add(client_id=cid, num_samples=c.num_samples(cid),
+                                 capacity=c.o.capacity)
+            if hasa:
+                lc.label_counts.extend(c.label_counts(cid))
+        return req
+
+    def _book_feed_request(self, req):
+        daemon_bytes = B.wire_size(req)
+        for lc in req.clients:
+            b = B.label_count_bytes(lc)
+            if b:
+                daemon_bytes -= b
+                self.book(self.known_round, lc.client_id, True, False, b)
+        self.book(self.known_round, B.DAEMON, True, False, daemon_bytes)
+
+    def _feed(self):
+        req = self._feed_request()
+        call = self.stub.TaskFeed(req, metadata=self.metadata)
+        self._book_feed_request(req)
+        worker = threading.Thread(target=self._work_loop, daemon=True)
+        beat = threading.Thread(target=self._heartbeat_loop, args=(call,), daemon=True)
+        worker.start()
+        beat.start()
+        shutdown = False
+        try:
+            for msg in call:
+                self.last_heard = time.monotonic()
+                kind = msg.WhichOneof("kind")
+                rnd = (msg.task.round if kind == "task" else
+                       msg.round_end.round if kind == "round_end" else self.known_round)
+                who = msg.task.client_id if kind == "task" else B.DAEMON
+                self.book(rnd, who, False, False, B.wire_size(msg))
+                if kind == "task":
+                    self.known_round = max(self.known_round, msg.task.round)
+                    self._enqueue_task(msg.task)
+                elif kind == "round_end":
+                    self.closed_round = msg.round_end.round
+                    self.work.put(("end", msg.round_end.round))
+                elif kind == "shutdown":
+                    _log(self.c, "coordinator ended the run (%s)" % msg.shutdown.reason)
+                    shutdown = True
+                    break
+                if self.c.stop.is_set():
+                    break
+        except grpc.RpcError as e:
+            if e.code() not in _TRANSIENT:
+                _log(self.c, "task feed ended: %s: %s" % (e.code().name, e.details()))
+        if not shutdown:
+            call.cancel()
+        self.over.set()
+        self.work.put(None)
+        worker.join()
+        beat.join()
+        return SessionEnd.SHUTDOWN if shutdown or self.c.stop.is_set() else SessionEnd.LOST
+
+    def _enqueue_task(self, task):
+        deadline = time.time() + task.deadline_in_ms / 1000.0
+        with self.lock:
+            for mt in task.models:
+                self.expected.setdefault((mt.model_id, mt.model_version), set()).add(task.client_id)
+        self.last_task = time.monotonic()
+        for mt in task.models:
+            self.work.put(("model", task, mt, deadline))
+
+    def _heartbeat_loop(self, call):
+        every = self.c.o.heartbeat_s
+        if every <= 0:
+            return
+        while not self.over.wait(0.2):
+            if time.monotonic() - self.last_heard < every:
+                continue
+            req = pb.HeartbeatRequest(session_id=self.c.session_id)
+            try:
+                reply = self.stub.Heartbeat(req, metadata=self.metadata, timeout=10)
+                self.book(reply.round, B.DAEMON, True, False, B.wire_size(req))
+                self.book(reply.round, B.DAEMON, False, False, B.wire_size(reply))
+            except grpc.RpcError as e:
+                if e.code() in (grpc.StatusCode.UNAUTHENTICATED, grpc.StatusCode.PERMISSION_DENIED):
+                    _log(self.c, "heartbeat refused (%s): registering again" % e.details())
+                    call.cancel()
+            self.last_heard = time.monotonic()
+
+    # --------------------------------------------------------------- work
+
+    def _work_loop(self):
+        while True:
+            item = self.work.get()
+            if item is None:
+                break
+            if item[0] == "end":
+                self._write_round_line(item[1])
+                continue
+            if self.over.is_set():
+                continue
+            _, task, mt, deadline = item
+            try:
+                self._run_model(task, mt, deadline)
+            except Exception as e:  # one task's failure never ends the daemon
+                _log(self.c, "client %d model %d: %s" % (task.client_id, mt.model_id, e))
+
+    def _write_round_line(self, rnd):
+        line = self.c.ledger.round_line(rnd, self.c.o.name)
+        B.append_line(os.path.join(self.c.o.out, self.c.o.name + ".jsonl"), line)
+
+    def _await_task_burst(self):
+        # A round's tasks come in one burst; a fetch waits for its end so
+        # that it covers every client of this daemon that needs the version.
+        start = time.monotonic()
+        while time.monotonic() - self.last_task < 0.03 and time.monotonic() - start < 1.0:
+            time.sleep(0.005)
+
+    def _weights(self, task, mt, deadline):
+        """The model version's weights, fetched once for every client whose
+        task needs it (also_for_clients)."""
+        key, client = (mt.model_id, mt.model_version), task.client_id
+        with self.lock:
+            entry = self.cache.get(mt.model_id)
+            if entry and entry[0] == mt.model_version and client in entry[2]:
+                return entry[1]
+            also = sorted(self.expected.get(key, set()) - {client} -
+                          (entry[2] if entry and entry[0] == mt.model_version else set()))
+        weights = self._download(task, mt, also, deadline)
+        if entry is None or entry[0] <= mt.model_version:
+            with self.lock:
+                self.cache[mt.model_id] = (mt.model_version, weights, set(also) | {client})
+        return weights
+
+    def _download(self, task, mt, also, deadline):
+        c = self.c
+        req = pb.DownloadRequest(session_id=c.session_id, round=task.round,
+                                 client_id=task.client_id, model_id=mt.model_id,
+                                 model_version=mt.model_version)
+        alone = pb.DownloadRequest()
+        alone.CopyFrom(req)
+        req.also_for_clients.extend(also)
+        parts, down, ok = [], 0, True
+        got = 0
+        for chunk in self.stub.DownloadModel(req, metadata=self.metadata,
+                                             timeout=max(0.001, deadline - time.time())):
+            down += B.wire_size(chunk)
+            n = len(chunk.data) // 4
+            # The offsets and total are claims: never grow past this model.
+            if (not ok or chunk.offset != got or len(chunk.data) % 4 or chunk.total != c.dim
+                    or got + n > c.dim):
+                ok = False
+                continue
+            parts.append(chunk.data)
+            got += n
+        logical_up = 0
+        for cid in [task.client_id] + list(also):
+            alone.client_id = cid
+            self.book(task.round, cid, True, False, B.wire_size(alone))
+            self.book(task.round, cid, False, True, down)
+            logical_up += B.wire_size(alone)
+        c.ledger.add_download(task.round, logical_up, down * (len(also) + 1),
+                              B.wire_size(req), down)
+        if not ok or got != c.dim:
+            raise RuntimeError("model %d: got %d of %d weights" % (mt.model_id, got, c.dim))
+        return torch.from_numpy(np.frombuffer(b"".join(parts), dtype="<f4").copy())
+
+    def _run_model(self, task, mt, deadline):
+        c = self.c
+        if task.round <= self.closed_round:
+            _log(c, "client %d model %d: skipped: round %d is over"
+                 % (task.client_id, mt.model_id, task.round))
+            return
+        self._await_task_burst()
+        global_flat = self._weights(task, mt, deadline).to(c.device)
+        flat.load_flat(c.module, global_flat)
+        ctx = TrainContext(task, mt.model_id, c.config, c.device, c.dataset,
+                           c.shards.get(task.client_id), global_flat)
+        start = time.monotonic()
+        loss = float(c.train_fn(c.module, ctx))
+        c.ledger.add_training(task.round, time.monotonic() - start,
+                              ctx.samples_trained() if c.num_samples_fn is None else
+                              (ctx.local_steps * ctx.batch_size if ctx.local_steps > 0 else
+                               c.num_samples(task.client_id) * max(1, ctx.local_epochs)))
+        delta = flat.flatten(c.module) - global_flat
+        encoded, nnz = c.compressor.compress(task.client_id, mt.model_id, task.round, delta, mt.k)
+        code = self._upload(task, mt, encoded, loss, deadline)
+        if code not in _TRANSIENT:
+            c.compressor.settle(task.client_id, mt.model_id, task.round, code is None)
+        _log(c, "round %d client %d model %d: %s, loss %.4f, %d of %d sent" % (
+            task.round, task.client_id, mt.model_id,
+            "sent" if code is None else "upload refused (%s)" % code.name, loss, nnz, c.dim))
+
+    def _upload(self, task, mt, encoded, loss, deadline):
+        """None when accepted, else the refusal's status code."""
+        c = self.c
+        header = pb.UploadHeader(session_id=c.session_id, round=task.round,
+                                 client_id=task.client_id, model_id=mt.model_id,
+                                 model_version=mt.model_version, encoded_size=len(encoded),
+                                 num_samples=c.num_samples(task.client_id), train_loss=loss)
+        chunks = []
+        off = 0
+        while True:
+            chunk = pb.DeltaChunk(data=encoded[off:off + CHUNK_BYTES])
+            if off == 0:
+                chunk.header.CopyFrom(header)
+            chunks.append(chunk)
+            off += CHUNK_BYTES
+            if off >= len(encoded):
+                break
+        try:
+            reply = self.stub.UploadDelta(iter(chunks), metadata=self.metadata,
+                                          timeout=max(0.001, deadline - time.time()))
+        except grpc.RpcError as e:
+            _log(c, "client %d model %d: upload refused: %s" % (task.client_id, mt.model_id,
+                                                                e.details()))
+            return e.code()
+        self.book(task.round, task.client_id, True, True, sum(B.wire_size(ch) for ch in chunks))
+        self.book(task.round, task.client_id, False, False, B.wire_size(reply))
+        if not reply.accepted:
+            _log(c, "client %d model %d: upload refused: %s" % (task.client_id, mt.model_id,
+                                                                reply.reason))
+            return grpc.StatusCode.FAILED_PRECONDITION
+        return None
