@@ -23,6 +23,7 @@ def add_flags(parser):
     a("--max-backoff-s", type=float, default=30.0, help="longest reconnect delay")
     a("--capacity", type=int, default=0, help="most models a client trains a round (0: none)")
     a("--threads", type=int, default=1, help="torch intra-op threads")
+    a("--adversary", default="", help="lie for robustness experiments: huge or flip")
     return parser
 
 
@@ -33,7 +34,7 @@ def options_from(args):
                    tls_server_name=args.tls_server_name, token_file=args.token_file,
                    insecure=args.insecure, device=args.device, heartbeat_s=args.heartbeat_s,
                    max_backoff_s=args.max_backoff_s, capacity=args.capacity,
-                   threads=args.threads)
+                   threads=args.threads, adversary=args.adversary)
 
 
 def parse(argv, description="A shefl Python client"):

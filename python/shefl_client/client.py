@@ -58,7 +58,7 @@ class Options:
     def __init__(self, coordinator, clients, name="", out=".", state_dir="", tls_ca="",
                  tls_cert="", tls_key="", tls_server_name="", token_file="", insecure=False,
                  device="cpu", heartbeat_s=30.0, initial_backoff_s=0.25, max_backoff_s=30.0,
-                 capacity=0, threads=1):
+                 capacity=0, threads=1, adversary=""):
         self.coordinator, self.clients = coordinator, clients
         self.name = name or "shefl-py-client-%d" % os.getpid()
         self.out, self.state_dir = out, state_dir or os.path.join(out, "state")
@@ -67,6 +67,9 @@ class Options:
         self.device, self.heartbeat_s = device, heartbeat_s
         self.initial_backoff_s, self.max_backoff_s = initial_backoff_s, max_backoff_s
         self.capacity, self.threads = capacity, threads
+        if adversary not in ("", "huge", "flip"):
+            raise ClientError("--adversary '%s': the Python client lies as huge or flip" % adversary)
+        self.adversary = adversary
 
 
 class Client:
@@ -134,8 +137,11 @@ class Client:
         self.config = yaml.safe_load(config_yaml) or {}
         model_name = self.config.get("model", {}).get("name", "?")
         self.module = self.make_model(self.config).to(self.device)
-        flat.check_layout(self.module, [(t.name, list(t.shape), t.buffer) for t in layout],
-                          "the coordinator's model '%s'" % model_name)
+        try:
+            flat.check_layout(self.module, [(t.name, list(t.shape), t.buffer) for t in layout],
+                              "the coordinator's model '%s'" % model_name)
+        except flat.ModelContractError as e:
+            raise ClientError(str(e))
         self.dim = flat.flat_size(self.module)
         start = time.time()
         if self.num_samples_fn is None:

@@ -264,6 +264,11 @@ class Session:
                               (ctx.local_steps * ctx.batch_size if ctx.local_steps > 0 else
                                c.num_samples(task.client_id) * max(1, ctx.local_epochs)))
         delta = flat.flatten(c.module) - global_flat
+        if c.o.adversary == "huge":  # as shefl-client --adversary (client/adversary.h)
+            delta.zero_()
+            delta[0] = 1e38
+        elif c.o.adversary == "flip":
+            delta.mul_(-100.0)
         encoded, nnz = c.compressor.compress(task.client_id, mt.model_id, task.round, delta, mt.k)
         code = self._upload(task, mt, encoded, loss, deadline)
         if code not in _TRANSIENT:

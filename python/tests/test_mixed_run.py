@@ -54,6 +54,11 @@ compression:
 %s""" % (name, rounds, extra)
 
 
+def read(path):
+    with open(path) as f:
+        return f.read()
+
+
 def jsonl(path):
     with open(path) as f:
         return [json.loads(line) for line in f if line.strip()]
@@ -114,8 +119,15 @@ class MixedRun(unittest.TestCase):
         self.assertEqual(len(jsonl(os.path.join(self.mixed, "rounds.jsonl"))), 3)
 
     def test_the_python_client_trained_under_mutual_tls(self):
-        log = open(os.path.join(self.mixed, "logs", "python-0.log")).read()
-        self.assertIn("--tls-cert", " ".join(self.mixed_run.args))
+        log = read(os.path.join(self.mixed, "logs", "python-0.log"))
+        # The coordinator demands a client certificate (--tls-client-ca):
+        # the Python client registered with the next one shefl run made.
+        with open(os.path.join(self.mixed, "launch.json")) as f:
+            self.assertFalse(json.load(f)["insecure"])
+        self.assertTrue(os.path.exists(os.path.join(self.mixed, "certs", "client-1.pem")))
+        self.assertIn("registered daemon 'python-0'",
+                      read(os.path.join(self.mixed, "logs", "coordinator.log")))
+        self.assertNotIn("insecure", log)
         self.assertIn("registered with", log)
         self.assertRegex(log, r"round \d+ client [034] model \d: sent")
         self.assertNotIn("refused", log)
@@ -174,7 +186,7 @@ class Faults(unittest.TestCase):
             output, _ = run.communicate(timeout=240)
             self.assertEqual(run.returncode, 0, output)
             self.assertEqual(len(jsonl(os.path.join(out, "rounds.jsonl"))), 8)
-            log = open(os.path.join(out, "logs", "python-0.log")).read()
+            log = read(os.path.join(out, "logs", "python-0.log"))
             self.assertRegex(log, r"\d+ error-feedback residuals restored")
         finally:
             shutil.rmtree(tmp, ignore_errors=True)

@@ -12,7 +12,10 @@ import time
 import unittest
 
 import grpc
+import torch.nn as nn
 import yaml
+
+from shefl_client import Client, ClientError, Options, sgd_train
 
 import shefl_pb2
 import shefl_pb2_grpc
@@ -94,6 +97,39 @@ class Wire(unittest.TestCase):
                 daemon_name="python-2", token=self.token(), device="cpu", auto_clients=2),
                 timeout=10)
         self.assertEqual(cm.exception.code(), grpc.StatusCode.UNAVAILABLE)
+
+    def test_the_layout_comes_when_asked_for(self):
+        ask = lambda want: self.stub().Register(shefl_pb2.RegisterRequest(
+            daemon_name="python-3", token=self.token(), device="cpu", auto_clients=1,
+            want_model_layout=want), timeout=30)
+        self.assertEqual(len(ask(False).model_layout), 0)
+        layout = [(t.name, list(t.shape), t.buffer) for t in ask(True).model_layout]
+        self.assertEqual(layout, [("fc1.weight", [200, 16], False), ("fc1.bias", [200], False),
+                                  ("fc2.weight", [200, 200], False), ("fc2.bias", [200], False),
+                                  ("fc3.weight", [4, 200], False), ("fc3.bias", [4], False)])
+
+    def client(self, model, token_file=None, cert=True):
+        o = Options("localhost:%d" % self.port, "auto:1", name="python-client",
+                    out=os.path.join(self.tmp, "py"), tls_ca=os.path.join(self.pki, "ca.pem"),
+                    tls_cert=os.path.join(self.pki, "client-1.pem") if cert else "",
+                    tls_key=os.path.join(self.pki, "client-1.key") if cert else "",
+                    token_file=token_file or os.path.join(self.pki, "client-1.token"),
+                    max_backoff_s=0.5)
+        return Client(o, model=lambda config: model, train=sgd_train)
+
+    def test_a_module_of_another_layout_is_refused_naming_the_tensor(self):
+        wrong = nn.Sequential(nn.Linear(16, 100), nn.ReLU(), nn.Linear(100, 4))
+        with self.assertRaisesRegex(ClientError, r"does not match the coordinator's model "
+                                    r"'mlp': tensor 0 is 0.weight \[100, 16\] here but "
+                                    r"fc1.weight \[200, 16\] there"):
+            self.client(wrong).run()
+
+    def test_a_python_client_with_a_wrong_token_is_refused(self):
+        bad = os.path.join(self.tmp, "bad.token")
+        with open(bad, "w") as f:
+            f.write("0" * 64 + "\n")
+        with self.assertRaisesRegex(ClientError, "registration refused: UNAUTHENTICATED"):
+            self.client(nn.Linear(1, 1), token_file=bad).run()
 
 
 if __name__ == "__main__":
