@@ -52,7 +52,9 @@ class MyMlp(nn.Module):
 def make_model(config):
     name = config["model"]["name"]
     if name == "cnn":
-        return MyCnn()
+        # Channels-last, as the C++ daemon's cnn: oneDNN's convolutions then
+        # skip reordering at every call (faster on CPU, and the same sums).
+        return MyCnn().to(memory_format=torch.channels_last)
     if name == "mlp":
         return MyMlp()
     raise SystemExit("this example has a cnn and an mlp, not '%s'" % name)
@@ -69,6 +71,8 @@ def train(model, ctx):
     for _, ids in ctx.batches():  # the C++ daemon's batch order
         idx = torch.tensor(ids)
         x, y = x_all[idx].to(ctx.device), y_all[idx].to(ctx.device)
+        if x.dim() == 4:
+            x = x.contiguous(memory_format=torch.channels_last)
         opt.zero_grad()
         loss = F.cross_entropy(model(x), y)
         loss.backward()

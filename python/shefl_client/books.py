@@ -47,6 +47,7 @@ class Ledger:
         self._train_seconds = {}
         self._train_samples = {}
         self._downloads = {}   # round -> [logical_up, logical_down, physical_up, physical_down]
+        self._phases = {}      # round -> phase -> seconds (where a round's time went)
 
     def book(self, rnd, client, up, payload, nbytes):
         slot = (0 if up else 1) if payload else (2 if up else 3)
@@ -58,6 +59,11 @@ class Ledger:
         with self._lock:
             self._train_seconds[rnd] = self._train_seconds.get(rnd, 0.0) + seconds
             self._train_samples[rnd] = self._train_samples.get(rnd, 0) + samples
+
+    def add_phase(self, rnd, phase, seconds):
+        with self._lock:
+            phases = self._phases.setdefault(rnd, {})
+            phases[phase] = phases.get(phase, 0.0) + seconds
 
     def add_download(self, rnd, logical_up, logical_down, physical_up, physical_down):
         with self._lock:
@@ -89,8 +95,14 @@ class Ledger:
                 "peak_rss_bytes": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,
                 "bytes_by_client": {str(c): _counts_json(v) for c, v in sorted(clients.items())},
                 "daemon_bytes": _counts_json(daemon),
+                # The Python client's own: seconds by phase (download,
+                # load, train, compress: delta, top-k, encoding, residual;
+                # upload), summed over the round's tasks.
+                "phase_seconds": {k: round(v, 6) for k, v in
+                                  sorted(self._phases.get(rnd, {}).items())},
             }
-            for table in (self._train_seconds, self._train_samples, self._downloads):
+            for table in (self._train_seconds, self._train_samples, self._downloads,
+                          self._phases):
                 for r in [r for r in table if r <= rnd]:
                     del table[r]
             return line

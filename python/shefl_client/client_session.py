@@ -253,13 +253,19 @@ class Session:
                  % (task.client_id, mt.model_id, task.round))
             return
         self._await_task_burst()
+        t0 = time.monotonic()
         global_flat = self._weights(task, mt, deadline).to(c.device)
+        t1 = time.monotonic()
         flat.load_flat(c.module, global_flat)
+        c.ledger.add_phase(task.round, "download", t1 - t0)
+        c.ledger.add_phase(task.round, "load", time.monotonic() - t1)
         ctx = TrainContext(task, mt.model_id, c.config, c.device, c.dataset,
                            c.shards.get(task.client_id), global_flat)
         start = time.monotonic()
         loss = float(c.train_fn(c.module, ctx))
-        c.ledger.add_training(task.round, time.monotonic() - start,
+        t2 = time.monotonic()
+        c.ledger.add_phase(task.round, "train", t2 - start)
+        c.ledger.add_training(task.round, t2 - start,
                               ctx.samples_trained() if c.num_samples_fn is None else
                               (ctx.local_steps * ctx.batch_size if ctx.local_steps > 0 else
                                c.num_samples(task.client_id) * max(1, ctx.local_epochs)))
@@ -270,7 +276,10 @@ class Session:
         elif c.o.adversary == "flip":
             delta.mul_(-100.0)
         encoded, nnz = c.compressor.compress(task.client_id, mt.model_id, task.round, delta, mt.k)
+        t3 = time.monotonic()
+        c.ledger.add_phase(task.round, "compress", t3 - t2)
         code = self._upload(task, mt, encoded, loss, deadline)
+        c.ledger.add_phase(task.round, "upload", time.monotonic() - t3)
         if code not in _TRANSIENT:
             c.compressor.settle(task.client_id, mt.model_id, task.round, code is None)
         _log(c, "round %d client %d model %d: %s, loss %.4f, %d of %d sent" % (
