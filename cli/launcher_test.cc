@@ -225,6 +225,43 @@ TEST_CASE("the capacity flag reaches every daemon or one value per daemon") {
   CHECK(capacity_of(plan.daemons[0]) == "none");
 }
 
+TEST_CASE("python clients take their ids from the C++ daemons, to one Python client") {
+  CHECK(Parse({"run", "c.yaml", "--python-clients", "0-1,5"}).run.python_clients == "0-1,5");
+  CHECK(Parse({"run", "c.yaml", "--python-script=x.py"}).run.python_script == "x.py");
+  auto set = ParsePythonClients("5,0-1,1", 6);
+  REQUIRE(set.ok());
+  CHECK(set->ids == std::vector<int64_t>{0, 1, 5});
+  for (const char* bad : {"x", "2-1", "-1", "1-2-3", ""})
+    CHECK_THAT(std::string(ParsePythonClients(bad, 6).status().message()),
+               Catch::Contains("--python-clients"));
+  CHECK_THAT(std::string(ParsePythonClients("4-6", 6).status().message()),
+             Catch::Contains("client 6 is not below clients.num_clients = 6"));
+  // The C++ daemons are dealt what is left.
+  std::vector<ClientSet> sets = SplitClients(6, 2, *set);
+  REQUIRE(sets.size() == 2);
+  CHECK(sets[0].ids == std::vector<int64_t>{2, 4});
+  CHECK(sets[1].ids == std::vector<int64_t>{3});
+  CHECK(SplitClients(3, 2, *ParsePythonClients("0-2", 3)).empty());
+  RunArgs args;
+  args.python_script = "/s/client.py";
+  RunPlan plan = MakeRunPlan(args, "c.yaml", "R", sets, "/b", {1001, 1002, 1003, 1004}, 2,
+                             *set);
+  REQUIRE(plan.daemons.size() == 3);
+  std::vector<std::string> py = {
+      "/usr/bin/python3", "/s/client.py", "--coordinator", "127.0.0.1:1001",
+      "--clients", "0-1,5", "--name", "python-0", "--out", "R/daemons", "--threads", "2",
+      "--tls-ca", "R/certs/ca.pem", "--tls-cert", "R/certs/client-2.pem", "--tls-key",
+      "R/certs/client-2.key", "--token-file", "R/certs/token"};
+  CHECK(plan.daemons[2].argv == py);
+  CHECK(plan.daemons[2].log_path == "R/logs/python-0.log");
+  CHECK(plan.daemons[2].metrics.empty());
+  args.python = "/opt/py/bin/python3";
+  args.insecure = true;
+  plan = MakeRunPlan(args, "c.yaml", "R", sets, "/b", {1001, 1002, 1003, 1004}, 2, *set);
+  CHECK(plan.daemons[2].argv.front() == "/opt/py/bin/python3");
+  CHECK(plan.daemons[2].argv.back() == "--insecure");
+}
+
 TEST_CASE("free ports are distinct and bindable, and a probe sees a listener") {
   absl::StatusOr<std::vector<int>> ports = PickFreePorts(8);
   REQUIRE(ports.ok());
@@ -603,6 +640,15 @@ TEST_CASE("shefl run starts, follows and ends a run") {
   RunResult again = RunShefl(dir, "", "run " + kQuick + " --out " + (dir / "run"));
   CHECK(again.exit_code == 1);
   CHECK_THAT(again.err, Catch::Contains("--resume"));
+}
+
+TEST_CASE("shefl run refuses a missing Python client program before anything runs") {
+  TempDir dir;
+  RunResult r = RunShefl(dir, "", "run " + kQuick + " --python-clients 0 --python-script " +
+                                      (dir / "none.py") + " --out " + (dir / "run"));
+  CHECK(r.exit_code == 1);
+  CHECK_THAT(r.err, Catch::Contains("cannot read the Python client program"));
+  CHECK_FALSE(fs::exists((dir / "run") + "/rounds.jsonl"));
 }
 
 TEST_CASE("shefl run refuses a --capacity list that does not match the daemons before anything runs") {

@@ -26,7 +26,8 @@ PACKAGES=(
 # suite (numpy, PyYAML, gRPC and protobuf for Python).
 TEST_PACKAGES=(
   catch2 libbenchmark-dev git iproute2
-  python3-numpy python3-yaml python3-grpcio python3-protobuf
+  python3-numpy python3-yaml python3-grpcio python3-protobuf python3-torch
+  python3-pip python3-venv python3-setuptools python3-wheel
   clang-14 libclang-rt-14-dev
   prometheus docker-compose ansible systemd gnuplot-nox
   podman podman-compose runc debootstrap containernetworking-plugins

@@ -1,33 +1,80 @@
-// The Python client's suite (python/tests, unittest) run from ctest, with
-// Debian's python3, numpy and PyYAML: its codec must write the C++ codec's
-// bytes and refuse what it refuses, word for word (tests/data/
-// codec_vectors.json, held to the C++ codec by codec_vectors_test), and its
-// results API reads a run folder that this build's `shefl run` writes; its
-// gRPC modules (generated into build/python) register with a real
-// coordinator under mutual TLS and a per-daemon token.
+// The Python client's suite (python/tests, unittest) run from ctest with
+// Debian's python3 and its torch, numpy, gRPC, protobuf and PyYAML, one
+// test case per module so that ctest runs them side by side and names the
+// one that fails. What they hold: the codec writes the C++ codec's bytes
+// and refuses what it refuses, word for word (tests/data/codec_vectors.json);
+// the partition, batch order and synthetic data are the C++ ones
+// (tests/data/shard_vectors.json); the gRPC modules generated into
+// build/python register with a real coordinator under mutual TLS and a
+// per-daemon token; mixed runs of C++ daemons and Python clients started
+// by `shefl run --python-clients` finish with equal books and the C++-only
+// run's models; kill -9 of a Python client is survived; `pip install
+// ./python` works offline.
 #include <catch2/catch.hpp>
 
 #include <string>
+#include <vector>
 
 #include "tests/test_support.h"
 
 namespace shefl {
 namespace {
 
-TEST_CASE("the Python client's unittest suite passes against the shared vectors") {
+// Runs one python/tests module; every name in `expected` must have run.
+void RunPythonTests(const std::string& module, const std::vector<std::string>& expected) {
   const std::string root = SHEFL_SOURCE_DIR;
-  auto r = testing::RunProcess({"/usr/bin/env", "PYTHONPATH=" + root + "/python:" + SHEFL_BINARY_DIR + "/python",
-                                "SHEFL_BIN_DIR=" + testing::BinDir(),
-                                "/usr/bin/python3", "-m", "unittest", "discover", "-v", "-s",
-                                root + "/python/tests", "-t", root + "/python/tests"},
-                               600);
+  auto r = testing::RunProcess(
+      {"/usr/bin/env", "PYTHONPATH=" + root + "/python:" + SHEFL_BINARY_DIR + "/python:" +
+                           root + "/python/tests",
+       "SHEFL_BIN_DIR=" + testing::BinDir(), "PYTHONDONTWRITEBYTECODE=1", "/usr/bin/python3",
+       "-m", "unittest", "-v", module},
+      600);
   INFO(r.output);
   CHECK(r.exit_code == 0);
-  // Ran something: unittest prints "Ran N tests" and "OK".
-  CHECK_THAT(r.output, Catch::Contains("test_refusals_say_what_the_cpp_decoder_says"));
-  CHECK_THAT(r.output, Catch::Contains("test_a_finished_run_reads_whole"));
-  CHECK_THAT(r.output, Catch::Contains("test_a_registration_gets_a_session_clients_and_the_config"));
+  for (const std::string& name : expected) CHECK_THAT(r.output, Catch::Contains(name + " ("));
   CHECK_THAT(r.output, Catch::Contains("\nOK"));
+}
+
+TEST_CASE("python: the codec writes and refuses what the C++ codec does") {
+  RunPythonTests("test_codec", {"test_refusals_say_what_the_cpp_decoder_says"});
+}
+
+TEST_CASE("python: the results API reads a run folder") {
+  RunPythonTests("test_results", {"test_a_finished_run_reads_whole"});
+}
+
+TEST_CASE("python: registration, layout and refusals against a real coordinator") {
+  RunPythonTests("test_wire", {"test_a_registration_gets_a_session_clients_and_the_config",
+                               "test_the_layout_comes_when_asked_for",
+                               "test_a_module_of_another_layout_is_refused_naming_the_tensor",
+                               "test_a_python_client_with_a_wrong_token_is_refused"});
+}
+
+TEST_CASE("python: the partition, batch order and synthetic data are the C++ ones") {
+  RunPythonTests("test_shards", {"test_streams", "test_partitions", "test_synthetic"});
+}
+
+TEST_CASE("python: top-k, error feedback and the flat layout") {
+  RunPythonTests("test_compress", {"test_ties_at_the_threshold_go_to_the_lower_indices",
+                                   "test_files_are_the_cpp_format_and_come_back"});
+}
+
+TEST_CASE("python: a mixed run equals a C++-only run, and faults are survived") {
+  RunPythonTests("test_mixed_run", {"test_books_agree_byte_for_byte",
+                                    "test_models_equal_a_cpp_only_run",
+                                    "test_kill_9_mid_run_is_survived_and_residuals_come_back"});
+}
+
+TEST_CASE("python: a bad upload is refused as a C++ daemon's is") {
+  RunPythonTests("test_refusals", {"test_a_python_client_is_refused_as_a_cpp_daemon_is"});
+}
+
+TEST_CASE("python: the Fashion-MNIST example joins shefl run") {
+  RunPythonTests("test_example", {"test_the_example_joins_and_reaches_the_cpp_models"});
+}
+
+TEST_CASE("python: pip install ./python works offline") {
+  RunPythonTests("test_install", {"test_pip_install_offline_into_a_venv"});
 }
 
 }  // namespace

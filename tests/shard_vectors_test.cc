@@ -7,17 +7,21 @@
 // implementation must compute the same one from the seed.
 // This test makes the vectors anew and fails when the file differs; run
 // with SHEFL_WRITE_SHARD_VECTORS=1 to rewrite it after a deliberate change.
+// LibTorch's headers before Catch's: glog's CHECK must not replace Catch's
+// (test_inventory_test).
+#include <ATen/ATen.h>
+
+#include "common/data/data.h"
+
 #include <catch2/catch.hpp>
 
 #include <cstdlib>
 #include <string>
 #include <vector>
 
-#include <ATen/ATen.h>
 #include <nlohmann/json.hpp>
 
 #include "common/core/rng.h"
-#include "common/data/data.h"
 #include "common/fed/client_metrics.h"
 #include "common/fed/partition.h"
 #include "tests/test_support.h"

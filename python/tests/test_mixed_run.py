@@ -188,6 +188,13 @@ class Faults(unittest.TestCase):
             self.assertEqual(len(jsonl(os.path.join(out, "rounds.jsonl"))), 8)
             log = read(os.path.join(out, "logs", "python-0.log"))
             self.assertRegex(log, r"\d+ error-feedback residuals restored")
+            self.assertGreaterEqual(log.count("registered with"), 2)
+            # Every client is Python's: a model version is fetched once for
+            # all the clients that need it, each booked as its own download.
+            lines = jsonl(books_file)
+            logical = sum(r["download_bytes_logical"] for r in lines)
+            physical = sum(r["download_bytes_physical"] for r in lines)
+            self.assertLess(physical, logical)
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
 
