@@ -6,9 +6,8 @@
 #include <algorithm>
 #include <filesystem>
 
-#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_split.h"
+#include "common/core/flags.h"
 #include "common/core/resources.h"
 
 namespace shefl {
@@ -40,22 +39,14 @@ std::vector<ClientSet> SplitClients(int64_t num_clients, int num_daemons,
 
 absl::StatusOr<ClientSet> ParsePythonClients(const std::string& spec,
                                              int64_t num_clients) {
+  auto ids = ParseIdRanges("--python-clients", spec);
+  if (!ids.ok()) return ids.status();
+  if (!ids->empty() && ids->back() >= num_clients)
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--python-clients '", spec, "': client ", ids->back(),
+        " is not below clients.num_clients = ", num_clients));
   ClientSet out;
-  for (absl::string_view part : absl::StrSplit(spec, ',')) {
-    std::vector<absl::string_view> ends = absl::StrSplit(part, '-');
-    int64_t lo = 0, hi = 0;
-    if (ends.size() > 2 || !absl::SimpleAtoi(ends[0], &lo) ||
-        !absl::SimpleAtoi(ends.back(), &hi) || lo < 0 || hi < lo)
-      return absl::InvalidArgumentError(absl::StrCat(
-          "flag --python-clients '", spec, "': expected ranges like 0-1 or 0,3-4"));
-    if (hi >= num_clients)
-      return absl::InvalidArgumentError(absl::StrCat(
-          "flag --python-clients '", spec, "': client ", hi,
-          " is not below clients.num_clients = ", num_clients));
-    for (int64_t i = lo; i <= hi; ++i) out.ids.push_back(i);
-  }
-  std::sort(out.ids.begin(), out.ids.end());
-  out.ids.erase(std::unique(out.ids.begin(), out.ids.end()), out.ids.end());
+  out.ids = std::move(*ids);
   return out;
 }
 
@@ -129,6 +120,21 @@ ChildCommand CoordinatorCommand(const RunArgs& args,
   return c;
 }
 
+// Daemon i's certificate, key and the token, or --insecure (last: a
+// switch without a value).
+void AddClientTls(const RunArgs& args, const std::string& results_dir, size_t i,
+                  std::vector<std::string>* argv) {
+  const std::string certs = CertsDir(results_dir);
+  if (args.insecure) {
+    argv->push_back("--insecure");
+    return;
+  }
+  argv->insert(argv->end(), {"--tls-ca", certs + "/ca.pem", "--tls-cert",
+                             absl::StrCat(certs, "/client-", i, ".pem"), "--tls-key",
+                             absl::StrCat(certs, "/client-", i, ".key"), "--token-file",
+                             certs + "/token"});
+}
+
 }  // namespace
 
 RunPlan MakeRunPlan(const RunArgs& args, const std::string& config_path,
@@ -158,15 +164,7 @@ RunPlan MakeRunPlan(const RunArgs& args, const std::string& config_path,
       const int c = args.capacity[std::min(i, args.capacity.size() - 1)];
       d.argv.insert(d.argv.end(), {"--capacity", absl::StrCat(c)});
     }
-    const std::string certs = CertsDir(results_dir);
-    if (!args.insecure)
-      d.argv.insert(d.argv.end(),
-                    {"--tls-ca", certs + "/ca.pem", "--tls-cert",
-                     absl::StrCat(certs, "/client-", i, ".pem"), "--tls-key",
-                     absl::StrCat(certs, "/client-", i, ".key"),
-                     "--token-file", certs + "/token"});
-    else
-      d.argv.push_back("--insecure");
+    AddClientTls(args, results_dir, i, &d.argv);
     plan.daemons.push_back(std::move(d));
   }
   if (!python.ids.empty()) {
@@ -180,16 +178,8 @@ RunPlan MakeRunPlan(const RunArgs& args, const std::string& config_path,
               "--out", results_dir + "/daemons",
               "--threads", absl::StrCat(threads)};
     if (!args.device.empty()) p.argv.insert(p.argv.end(), {"--device", args.device});
-    const std::string certs = CertsDir(results_dir);
-    const size_t i = sets.size();  // the certificate after the C++ daemons'
-    if (!args.insecure)
-      p.argv.insert(p.argv.end(),
-                    {"--tls-ca", certs + "/ca.pem", "--tls-cert",
-                     absl::StrCat(certs, "/client-", i, ".pem"), "--tls-key",
-                     absl::StrCat(certs, "/client-", i, ".key"),
-                     "--token-file", certs + "/token"});
-    else
-      p.argv.push_back("--insecure");
+    // The certificate after the C++ daemons'.
+    AddClientTls(args, results_dir, sets.size(), &p.argv);
     plan.daemons.push_back(std::move(p));
   }
   return plan;

@@ -12,11 +12,10 @@
 
 #include <nlohmann/json.hpp>
 
-#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "absl/strings/str_split.h"
 #include "common/core/backoff.h"
+#include "common/core/flags.h"
 #include "common/learn/device.h"
 #include "common/net/keepalive.h"
 #include "common/core/log.h"
@@ -30,19 +29,7 @@
 namespace shefl {
 
 absl::StatusOr<std::vector<int64_t>> ParseClientRanges(const std::string& s) {
-  std::vector<int64_t> ids;
-  for (absl::string_view part : absl::StrSplit(s, ',')) {
-    std::vector<absl::string_view> ends = absl::StrSplit(part, '-');
-    int64_t lo = 0, hi = 0;
-    if (ends.size() > 2 || !absl::SimpleAtoi(ends[0], &lo) ||
-        !absl::SimpleAtoi(ends.back(), &hi) || lo < 0 || hi < lo)
-      return absl::InvalidArgumentError(absl::StrCat(
-          "--clients '", s, "': expected ranges like 0-24 or 0-4,10-14"));
-    for (int64_t i = lo; i <= hi; ++i) ids.push_back(i);
-  }
-  std::sort(ids.begin(), ids.end());
-  ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
-  return ids;
+  return ParseIdRanges("--clients", s);
 }
 
 Daemon::Daemon(DaemonOptions o) : o_(std::move(o)) {}

@@ -1,5 +1,6 @@
 #include "common/core/flags.h"
 
+#include <algorithm>
 #include <csignal>
 #include <optional>
 #include <cstdio>
@@ -7,6 +8,7 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 
 namespace shefl {
 
@@ -85,6 +87,23 @@ int RunMain(int argc, char** argv, const std::string& program,
   if (absl::Status st = run(); !st.ok())
     return fail(std::string(st.message()), 1);
   return 0;
+}
+
+absl::StatusOr<std::vector<int64_t>> ParseIdRanges(const std::string& flag,
+                                                   const std::string& spec) {
+  std::vector<int64_t> ids;
+  for (absl::string_view part : absl::StrSplit(spec, ',')) {
+    std::vector<absl::string_view> ends = absl::StrSplit(part, '-');
+    int64_t lo = 0, hi = 0;
+    if (ends.size() > 2 || !absl::SimpleAtoi(ends[0], &lo) ||
+        !absl::SimpleAtoi(ends.back(), &hi) || lo < 0 || hi < lo)
+      return absl::InvalidArgumentError(absl::StrCat(
+          flag, " '", spec, "': expected ranges like 0-24 or 0-4,10-14"));
+    for (int64_t i = lo; i <= hi; ++i) ids.push_back(i);
+  }
+  std::sort(ids.begin(), ids.end());
+  ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+  return ids;
 }
 
 }  // namespace shefl

@@ -3,11 +3,14 @@
 #ifndef SHEFL_COMMON_FLAGS_H_
 #define SHEFL_COMMON_FLAGS_H_
 
+#include <cstdint>
 #include <functional>
 #include <map>
 #include <string>
+#include <vector>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 
 namespace shefl {
 
@@ -33,6 +36,11 @@ std::function<absl::Status(const std::string&)> AppendString(
     std::vector<std::string>* out);
 std::function<absl::Status(const std::string&)> SetInt(const std::string& flag,
                                                        int* out);
+// Logical client ids as a flag gives them: "0-24", "3", "0-4,10-14", in
+// ascending order without repeats; an error names `flag`.
+absl::StatusOr<std::vector<int64_t>> ParseIdRanges(const std::string& flag,
+                                                   const std::string& spec);
+
 // A duration in seconds: finite, >= 0 and at most a day.
 std::function<absl::Status(const std::string&)> SetSeconds(
     const std::string& flag, double* out);

@@ -8,20 +8,14 @@ import json
 import resource
 import threading
 
+from .codec import varint_length
+
 GRPC_MESSAGE_HEADER = 5
 DAEMON = -1
 
 
 def wire_size(message):
     return message.ByteSize() + GRPC_MESSAGE_HEADER
-
-
-def _varint_size(n):
-    size = 1
-    while n >= 0x80:
-        n >>= 7
-        size += 1
-    return size
 
 
 def label_count_bytes(client):
@@ -34,7 +28,7 @@ def label_count_bytes(client):
     del without.label_counts[:]
 
     def embedded(n):
-        return n + _varint_size(n)
+        return n + varint_length(n)
     return embedded(client.ByteSize()) - embedded(without.ByteSize())
 
 

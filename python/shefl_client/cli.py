@@ -22,7 +22,7 @@ def add_flags(parser):
     a("--heartbeat-s", type=float, default=30.0, help="heartbeat after this long in silence")
     a("--max-backoff-s", type=float, default=30.0, help="longest reconnect delay")
     a("--capacity", type=int, default=0, help="most models a client trains a round (0: none)")
-    a("--threads", type=int, default=1, help="torch intra-op threads")
+    a("--threads", type=int, default=1, help="tasks at once, one torch thread each")
     a("--adversary", default="", help="lie for robustness experiments: huge or flip")
     return parser
 

@@ -88,12 +88,15 @@ class Client:
         self.ledger = B.Ledger()
         self.stop = threading.Event()
         self.prepared = False
-        self.module = None
+        self.modules = []  # one per worker: tasks train side by side
+        # As the C++ daemon: --threads tasks at once, one torch thread each,
+        # so results do not depend on how clients are packed into daemons.
+        self.workers = max(1, int(options.threads))
         self.dataset, self.shards = None, {}
         self.device = torch.device(_resolve_device(options.device))
         os.makedirs(options.out, exist_ok=True)
         os.makedirs(options.state_dir, exist_ok=True)
-        torch.set_num_threads(max(1, int(options.threads)))
+        torch.set_num_threads(1)
 
     # ------------------------------------------------------------ running
 
@@ -136,13 +139,15 @@ class Client:
         self.config_yaml = config_yaml
         self.config = yaml.safe_load(config_yaml) or {}
         model_name = self.config.get("model", {}).get("name", "?")
-        self.module = self.make_model(self.config).to(self.device)
-        try:
-            flat.check_layout(self.module, [(t.name, list(t.shape), t.buffer) for t in layout],
-                              "the coordinator's model '%s'" % model_name)
-        except flat.ModelContractError as e:
-            raise ClientError(str(e))
-        self.dim = flat.flat_size(self.module)
+        theirs = [(t.name, list(t.shape), t.buffer) for t in layout]
+        for _ in range(self.workers):
+            module = self.make_model(self.config).to(self.device)
+            try:
+                flat.check_layout(module, theirs, "the coordinator's model '%s'" % model_name)
+            except flat.ModelContractError as e:
+                raise ClientError(str(e))
+            self.modules.append(module)
+        self.dim = flat.flat_size(self.modules[0])
         start = time.time()
         if self.num_samples_fn is None:
             self.dataset = load_training_set(self.config)
@@ -159,9 +164,10 @@ class Client:
                 log(self.o.name, "%d error-feedback residuals restored from %s/residuals"
                     % (n, self.o.state_dir))
         self.prepared = True
-        log(self.o.name, "%d clients (%d..%d) ready on %s in %.1f s; model '%s', d = %d" % (
-            len(self.clients), self.clients[0], self.clients[-1], self.device,
-            time.time() - start, model_name, self.dim))
+        log(self.o.name, "%d clients (%d..%d) ready on %s in %.1f s; model '%s', d = %d; "
+            "%d tasks at once, 1 thread each" % (
+                len(self.clients), self.clients[0], self.clients[-1], self.device,
+                time.time() - start, model_name, self.dim, self.workers))
 
     def num_samples(self, client):
         if self.num_samples_fn is not None:

@@ -24,6 +24,14 @@ _TRANSIENT = {grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED,
               grpc.StatusCode.INTERNAL, grpc.StatusCode.ABORTED}
 
 
+class _Fetch:
+    """One model transfer that serves several clients; the others wait."""
+
+    def __init__(self):
+        self.done = threading.Event()
+        self.weights, self.error = None, None
+
+
 class SessionEnd:
     SHUTDOWN, LOST, UNREACHABLE = "shutdown", "lost", "unreachable"
 
@@ -44,9 +52,11 @@ class Session:
         self.last_heard = time.monotonic()
         self.last_task = 0.0
         self.over = threading.Event()
-        self.cache = {}      # model -> (version, weights tensor or None, covered clients)
+        self.cache = {}      # model -> (version, {client: _Fetch}): the newest version only
         self.expected = {}   # (model, version) -> clients whose tasks need it
         self.lock = threading.Lock()
+        self.in_flight = {}  # round -> work items running
+        self.ended = []      # ended rounds whose lines are not written yet
 
     def book(self, rnd, client, up, payload, nbytes):
         self.c.ledger.book(rnd, client, up, payload, nbytes)
@@ -105,9 +115,11 @@ class Session:
         req = self._feed_request()
         call = self.stub.TaskFeed(req, metadata=self.metadata)
         self._book_feed_request(req)
-        worker = threading.Thread(target=self._work_loop, daemon=True)
+        workers = [threading.Thread(target=self._work_loop, args=(slot,), daemon=True)
+                   for slot in range(self.c.workers)]
         beat = threading.Thread(target=self._heartbeat_loop, args=(call,), daemon=True)
-        worker.start()
+        for w in workers:
+            w.start()
         beat.start()
         shutdown = False
         try:
@@ -136,9 +148,13 @@ class Session:
         if not shutdown:
             call.cancel()
         self.over.set()
-        self.work.put(None)
-        worker.join()
+        for _ in workers:
+            self.work.put(None)
+        for w in workers:
+            w.join()
         beat.join()
+        with self.lock:
+            self._flush_round_lines()
         return SessionEnd.SHUTDOWN if shutdown or self.c.stop.is_set() else SessionEnd.LOST
 
     def _enqueue_task(self, task):
@@ -170,25 +186,38 @@ class Session:
 
     # --------------------------------------------------------------- work
 
-    def _work_loop(self):
+    def _work_loop(self, slot):
         while True:
             item = self.work.get()
             if item is None:
                 break
-            if item[0] == "end":
-                self._write_round_line(item[1])
-                continue
-            if self.over.is_set():
-                continue
-            _, task, mt, deadline = item
+            with self.lock:
+                if item[0] == "end":
+                    self.ended.append(item[1])
+                    self._flush_round_lines()
+                    continue
+                if self.over.is_set():
+                    continue
+                _, task, mt, deadline = item
+                self.in_flight[task.round] = self.in_flight.get(task.round, 0) + 1
             try:
-                self._run_model(task, mt, deadline)
+                self._run_model(task, mt, deadline, self.c.modules[slot])
             except Exception as e:  # one task's failure never ends the daemon
                 _log(self.c, "client %d model %d: %s" % (task.client_id, mt.model_id, e))
+            with self.lock:
+                self.in_flight[task.round] -= 1
+                if not self.in_flight[task.round]:
+                    del self.in_flight[task.round]
+                self._flush_round_lines()
 
-    def _write_round_line(self, rnd):
-        line = self.c.ledger.round_line(rnd, self.c.o.name)
-        B.append_line(os.path.join(self.c.o.out, self.c.o.name + ".jsonl"), line)
+    def _flush_round_lines(self):
+        """Writes the lines of ended rounds whose work is all done, in order.
+        Caller holds self.lock."""
+        while self.ended and not any(n for r, n in self.in_flight.items()
+                                     if r <= self.ended[0]):
+            rnd = self.ended.pop(0)
+            line = self.c.ledger.round_line(rnd, self.c.o.name)
+            B.append_line(os.path.join(self.c.o.out, self.c.o.name + ".jsonl"), line)
 
     def _await_task_burst(self):
         # A round's tasks come in one burst; a fetch waits for its end so
@@ -198,20 +227,44 @@ class Session:
             time.sleep(0.005)
 
     def _weights(self, task, mt, deadline):
-        """The model version's weights, fetched once for every client whose
-        task needs it (also_for_clients)."""
+        """The model version's weights: those of the fetch that covered this
+        client (waiting for it if under way), else a new fetch that covers
+        it and every expected client no fetch covered yet
+        (also_for_clients). Only the newest version of a model is kept; a
+        task for an older one is fetched alone."""
         key, client = (mt.model_id, mt.model_version), task.client_id
         with self.lock:
-            entry = self.cache.get(mt.model_id)
-            if entry and entry[0] == mt.model_version and client in entry[2]:
-                return entry[1]
-            also = sorted(self.expected.get(key, set()) - {client} -
-                          (entry[2] if entry and entry[0] == mt.model_version else set()))
-        weights = self._download(task, mt, also, deadline)
-        if entry is None or entry[0] <= mt.model_version:
-            with self.lock:
-                self.cache[mt.model_id] = (mt.model_version, weights, set(also) | {client})
-        return weights
+            version, covered = self.cache.get(mt.model_id, (-1, {}))
+            if version < mt.model_version:
+                version, covered = mt.model_version, {}
+                self.cache[mt.model_id] = (version, covered)
+            if version != mt.model_version:
+                covered = {}  # stale: not kept
+            fetch = covered.get(client)
+            mine = fetch is None
+            also = []
+            if mine:
+                fetch = covered[client] = _Fetch()
+                also = sorted(c for c in self.expected.get(key, ()) if c not in covered)
+                for c in also:
+                    covered[c] = fetch
+        if not mine:
+            fetch.done.wait()
+            if fetch.error is not None:
+                raise fetch.error
+            return fetch.weights
+        try:
+            fetch.weights = self._download(task, mt, also, deadline)
+        except Exception as e:
+            fetch.error = e
+            with self.lock:  # not kept: whoever needs it next fetches again
+                for c in [client] + also:
+                    if covered.get(c) is fetch:
+                        del covered[c]
+            raise
+        finally:
+            fetch.done.set()
+        return fetch.weights
 
     def _download(self, task, mt, also, deadline):
         c = self.c
@@ -246,7 +299,7 @@ class Session:
             raise RuntimeError("model %d: got %d of %d weights" % (mt.model_id, got, c.dim))
         return torch.from_numpy(np.frombuffer(b"".join(parts), dtype="<f4").copy())
 
-    def _run_model(self, task, mt, deadline):
+    def _run_model(self, task, mt, deadline, module):
         c = self.c
         if task.round <= self.closed_round:
             _log(c, "client %d model %d: skipped: round %d is over"
@@ -256,20 +309,20 @@ class Session:
         t0 = time.monotonic()
         global_flat = self._weights(task, mt, deadline).to(c.device)
         t1 = time.monotonic()
-        flat.load_flat(c.module, global_flat)
+        flat.load_flat(module, global_flat)
         c.ledger.add_phase(task.round, "download", t1 - t0)
         c.ledger.add_phase(task.round, "load", time.monotonic() - t1)
         ctx = TrainContext(task, mt.model_id, c.config, c.device, c.dataset,
                            c.shards.get(task.client_id), global_flat)
         start = time.monotonic()
-        loss = float(c.train_fn(c.module, ctx))
+        loss = float(c.train_fn(module, ctx))
         t2 = time.monotonic()
         c.ledger.add_phase(task.round, "train", t2 - start)
         c.ledger.add_training(task.round, t2 - start,
                               ctx.samples_trained() if c.num_samples_fn is None else
                               (ctx.local_steps * ctx.batch_size if ctx.local_steps > 0 else
                                c.num_samples(task.client_id) * max(1, ctx.local_epochs)))
-        delta = flat.flatten(c.module) - global_flat
+        delta = flat.flatten(module) - global_flat
         if c.o.adversary == "huge":  # as shefl-client --adversary (client/adversary.h)
             delta.zero_()
             delta[0] = 1e38

@@ -16,42 +16,18 @@ import tempfile
 import time
 import unittest
 
-from support import BIN, ROOT
+from support import BIN, ROOT, synthetic_config
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REFERENCE = os.path.join(HERE, "reference_client.py")
 
 
 def config(name, rounds, extra=""):
-    return """name: %s
-method: shefl
-seed: 7
-rounds: %d
-data:
-  dataset: synthetic
-  synthetic_train: 600
-  synthetic_test: 200
-  synthetic_features: 16
-  synthetic_classes: 4
-partition:
-  scheme: dirichlet
-  alpha: 0.5
-model:
-  name: mlp
-  num_models: 3
-clients:
-  num_clients: 6
-  num_hpc: 2
-  per_round_hpc: 1
-  per_round_lpc: 3
-train:
-  lr: 0.05
-  momentum: 0.5
-  local_epochs: 1
-  batch_size: 32
-compression:
-  density: 0.1
-%s""" % (name, rounds, extra)
+    """The synthetic run with a Dirichlet split, momentum and 4 clients a
+    round; `extra` goes under compression:."""
+    return synthetic_config(name, rounds, per_round_lpc=3,
+                            partition="partition:\n  scheme: dirichlet\n  alpha: 0.5\n",
+                            train_extra="  momentum: 0.5\n", extra=extra)
 
 
 def read(path):
@@ -64,15 +40,15 @@ def jsonl(path):
         return [json.loads(line) for line in f if line.strip()]
 
 
-def shefl_run(tmp, cfg_text, out, *flags, timeout=240):
+def shefl_run(tmp, cfg_text, out, *flags, timeout=240, threads=1):
     cfg = os.path.join(tmp, os.path.basename(out) + ".yaml")
     with open(cfg, "w") as f:
         f.write(cfg_text)
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join([os.path.join(ROOT, "python"),
                                          os.path.join(ROOT, "build", "python")])
-    return subprocess.run([os.path.join(BIN, "shefl"), "run", cfg, "--out", out, "--threads", "1",
-                           *flags], env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+    return subprocess.run([os.path.join(BIN, "shefl"), "run", cfg, "--out", out,
+                           "--threads", str(threads), *flags], env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                           timeout=timeout, text=True)
 
 
@@ -104,6 +80,11 @@ class MixedRun(unittest.TestCase):
         cls.mixed_run = shefl_run(cls.tmp, text, cls.mixed, "--daemons", "1",
                                   "--python-clients", "0,3-4", "--python-script", REFERENCE,
                                   "--python", sys.executable)
+        # Two tasks at once in each daemon, one thread each.
+        cls.mixed2 = os.path.join(cls.tmp, "mixed2")
+        cls.mixed2_run = shefl_run(cls.tmp, text, cls.mixed2, "--daemons", "1",
+                                   "--python-clients", "1-3,5", "--python-script", REFERENCE,
+                                   "--python", sys.executable, threads=2)
 
     @classmethod
     def tearDownClass(cls):
@@ -147,6 +128,15 @@ class MixedRun(unittest.TestCase):
         self.assertEqual(len(cpp["model_sha256"]), 3)
         self.assertEqual(mixed["model_sha256"], cpp["model_sha256"])
         self.assertEqual(mixed["final_accuracy"], cpp["final_accuracy"])
+
+    def test_two_tasks_at_once_change_nothing(self):
+        self.assertEqual(self.mixed2_run.returncode, 0, self.mixed2_run.stdout)
+        self.assertIn("2 tasks at once",
+                      read(os.path.join(self.mixed2, "logs", "python-0.log")))
+        self.assertEqual(self.summary(self.mixed2)["model_sha256"],
+                         self.summary(self.cpp)["model_sha256"])
+        coordinator, daemons, _ = books(self.mixed2)
+        self.assertEqual(coordinator, daemons)
 
     def test_same_bytes_as_a_cpp_only_run(self):
         cpp, _, _ = books(self.cpp)
