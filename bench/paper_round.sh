@@ -4,7 +4,11 @@
 #   bench/paper_round.sh [SITTINGS] [ROUNDS] [extra shefl run args...]
 # Defaults: 3 sittings of 3 rounds each. Prints each run's seconds per
 # round, the medians, their ratio (ours / Python; the target is <= 0.7),
-# and our coordinator's own share of the round. Needs a build
+# and our coordinator's own share of the round; then the whole runs:
+# samples trained per second of each process's wall time (start-up, data
+# loading and the last evaluation included), ours against the strong
+# script (channels-last, `paper_round.py --channels-last`) and against the
+# plain NCHW one, median over the sittings. Needs a build
 # (scripts/test.sh or scripts/run.sh) and python3-torch (installed here if
 # missing, from Debian).
 #
@@ -39,11 +43,15 @@ fi
 OUT="$(mktemp -d /tmp/shefl-paper-round-XXXXXX)"
 for s in $(seq 1 "$SITTINGS"); do
   echo "sitting $s/$SITTINGS: shefl" >&2
+  date +%s.%N > "$OUT/ours-$s.start"
   "$ROOT/build/bin/shefl" run "$ROOT/configs/fmnist-paper.yaml" --out "$OUT/ours-$s" \
     --set rounds="$ROUNDS" "$@" > "$OUT/ours-$s.log" 2>&1 \
     || { tail -20 "$OUT/ours-$s.log" >&2; exit 1; }
-  echo "sitting $s/$SITTINGS: python" >&2
+  date +%s.%N > "$OUT/ours-$s.end"
+  echo "sitting $s/$SITTINGS: python (NCHW)" >&2
   "$PY" "$ROOT/bench/paper_round.py" --rounds "$ROUNDS" > "$OUT/python-$s.jsonl"
+  echo "sitting $s/$SITTINGS: python (channels-last)" >&2
+  "$PY" "$ROOT/bench/paper_round.py" --rounds "$ROUNDS" --channels-last > "$OUT/strong-$s.jsonl"
 done
 python3 - "$OUT" "$SITTINGS" <<'PY'
 import glob, json, statistics, sys
@@ -56,7 +64,8 @@ for s in range(1, sittings + 1):
                   for f in glob.glob(f"{out}/ours-{s}/daemons/*.jsonl")
                   for l in open(f) if l.strip())
     share = sum(r["coordinator_seconds"] for r in rows) / sum(r["wall_seconds"] for r in rows)
-    prow = [json.loads(l) for l in open(f"{out}/python-{s}.jsonl") if l.strip()]
+    prow = [r for r in (json.loads(l) for l in open(f"{out}/python-{s}.jsonl") if l.strip())
+            if "round" in r]
     p = sum(r["seconds"] for r in prow)
     p_samples = sum(r["train_samples"] for r in prow)
     ours.append(seconds / len(rows)); py.append(p / len(prow)); shares.append(share)
@@ -71,5 +80,24 @@ print(f"median seconds per round: shefl {mo:.1f}, python {mp:.1f} (ratio {mo/mp:
 print(f"median seconds per 1000 samples trained: shefl {ko:.3f}, python {kp:.3f}; "
       f"ratio shefl/python {ko/kp:.2f} (target <= 0.70)")
 print(f"coordinator's own share of the round: {100*statistics.median(shares):.1f}% (target < 5%)")
+
+def whole(kind, s):
+    last = [json.loads(l) for l in open(f"{out}/{kind}-{s}.jsonl") if l.strip()][-1]
+    return last["train_samples"] / last["process_seconds"]
+rates = {"shefl": [], "strong": [], "python": []}
+for s in range(1, sittings + 1):
+    wall = float(open(f"{out}/ours-{s}.end").read()) - float(open(f"{out}/ours-{s}.start").read())
+    samples = sum(json.loads(l)["train_samples"]
+                  for f in glob.glob(f"{out}/ours-{s}/daemons/*.jsonl")
+                  for l in open(f) if l.strip())
+    rates["shefl"].append(samples / wall)
+    rates["strong"].append(whole("strong", s))
+    rates["python"].append(whole("python", s))
+    print(f"sitting {s}, whole runs: shefl {rates['shefl'][-1]:.0f} samples/s, channels-last script "
+          f"{rates['strong'][-1]:.0f}, NCHW script {rates['python'][-1]:.0f}")
+m = {k: statistics.median(v) for k, v in rates.items()}
+print(f"median samples trained per second of wall time: shefl {m['shefl']:.0f}, "
+      f"channels-last script {m['strong']:.0f} (shefl {m['shefl']/m['strong']:.2f}x; target >= 2.5x), "
+      f"NCHW script {m['python']:.0f} (shefl {m['shefl']/m['python']:.2f}x)")
 PY
 echo "runs: $OUT"
