@@ -17,6 +17,7 @@
 #include "common/core/backoff.h"
 #include "common/core/flags.h"
 #include "common/learn/device.h"
+#include "common/learn/precision.h"
 #include "common/net/keepalive.h"
 #include "common/core/log.h"
 #include "common/core/resources.h"
@@ -188,6 +189,9 @@ absl::Status Daemon::Prepare(const std::string& config_yaml) {
   auto device = ResolveDevice(o_.device);
   if (!device.ok()) return device.status();
   o_.device = device->str();
+  if (auto st = CheckPrecision("train.precision", config->train.precision, *device);
+      !st.ok())
+    return st;
   const auto start = std::chrono::steady_clock::now();
   auto trainer = LocalTrainer::Create(*config, o_.clients, *device,
                                       o_.state_dir + "/residuals",

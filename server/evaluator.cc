@@ -3,6 +3,7 @@
 #include "common/data/data.h"
 #include "common/learn/device.h"
 #include "common/learn/flat_state.h"
+#include "common/learn/precision.h"
 
 namespace shefl {
 
@@ -27,6 +28,9 @@ absl::StatusOr<std::unique_ptr<Evaluator>> Evaluator::Create(
   auto device = ResolveDevice(config.device);
   if (!device.ok()) return device.status();
   e->device_ = *device;
+  if (auto st = CheckPrecision("eval.precision", config.eval.precision, e->device_);
+      !st.ok())
+    return st;
   if (ClientEvaluator::Wanted(config)) {
     auto clients = ClientEvaluator::Create(config);
     if (!clients.ok()) return clients.status();
@@ -50,6 +54,8 @@ absl::StatusOr<EvalResult> Evaluator::Evaluate(
     const std::vector<ModelSnapshot>& models) {
   for (size_t m = 0; m < models.size(); ++m)
     if (auto st = Unflatten(*models[m], *nets_[m]); !st.ok()) return st;
+  // eval.precision: bf16 autocast on this thread (checked at Create).
+  AutocastScope autocast(config_.eval.precision, device_);
   auto r = EvaluateEnsemble(nets_, test_, config_.eval.batch_size,
                             config_.eval.max_test_samples, device_);
   if (!r.ok() || clients_ == nullptr) return r;

@@ -64,6 +64,9 @@ struct TrainConfig {
   // PyTorch's CosineAnnealingLR(T_max = epochs), as FENS (002) trains.
   std::string lr_schedule = "constant";  // constant | cosine
   double prox_mu = 0.0;          // FedProx: + mu/2 * ||w - w_global||^2
+  // fp32 | bf16: the forward pass and loss under autocast to bf16 where the
+  // hardware has it (common/learn/precision.h); weights stay fp32.
+  std::string precision = "fp32";
 };
 
 // The top-k budget of every (client, model) pair (DESIGN.md section 2).
@@ -183,6 +186,7 @@ struct EvalConfig {
   double threshold = 0.8;         // for rounds_to_threshold
   int64_t max_test_samples = 0;   // > 0: evaluate on the first this many
   int64_t batch_size = 1000;
+  std::string precision = "fp32";  // fp32 | bf16, as train.precision
   // Client-level metrics (003 Eq. 5-7): each client holds out this
   // fraction of its shard (common/fed/client_metrics.h has the exact split),
   // never trains on it, and the ensemble is scored on it; rounds.jsonl

@@ -138,6 +138,10 @@ std::vector<Field> Fields(ExperimentConfig& c) {
        {"constant", "cosine"}},
       {"train.prox_mu", "FedProx's mu: adds mu/2 ||w - w_global||^2 to the "
        "local loss; preset 0.01 for fedprox.", &t.prox_mu, 0, 1e6},
+      {"train.precision", "Local training's forward pass and loss: fp32, or "
+       "bf16 autocast (a CPU with AVX512_BF16 or AMX, or CUDA; refused "
+       "elsewhere). Weights, updates and the wire stay fp32.",
+       &t.precision, 0, 0, {"fp32", "bf16"}},
       {"compression.density", "rho: an LPC uploads k = ceil(rho d) of d "
        "coordinates; preset 0.1 for shefl, 1 (dense) for the others.",
        &k.density, 1e-9, 1},
@@ -241,6 +245,9 @@ std::vector<Field> Fields(ExperimentConfig& c) {
        "samples.", &c.eval.max_test_samples, 0, 1e12},
       {"eval.batch_size", "Evaluation batch size.", &c.eval.batch_size, 1,
        1e7},
+      {"eval.precision", "The coordinator's evaluation: fp32, or bf16 "
+       "autocast where the hardware has it (as train.precision).",
+       &c.eval.precision, 0, 0, {"fp32", "bf16"}},
       {"eval.client_holdout", "Fraction of each shard held out for "
        "client-level accuracy (mean, worst, 10th percentile); 0: off.",
        &c.eval.client_holdout, 0, 0.999999},

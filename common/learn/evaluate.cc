@@ -210,7 +210,7 @@ void RunModels(const std::vector<std::shared_ptr<Net>>& models,
     at::Tensor x = data.x.index_select(0, sel).to(device);
     at::Tensor y = data.y.index_select(0, sel.to(data.y.device()));
     std::vector<at::Tensor> outs;
-    for (const auto& m : models) outs.push_back(m->forward(x));
+    for (const auto& m : models) outs.push_back(m->forward(x).to(at::kFloat));
     acc.Add(at::stack(outs, 0).log_softmax(2), y.to(device));
   }
 }
@@ -229,7 +229,7 @@ at::Tensor CollectLogProbs(const std::vector<std::shared_ptr<Net>>& models,
     at::Tensor sel = index.slice(0, b, std::min(index.size(0), b + batch));
     at::Tensor x = data.x.index_select(0, sel).to(device);
     std::vector<at::Tensor> outs;
-    for (const auto& m : models) outs.push_back(m->forward(x));
+    for (const auto& m : models) outs.push_back(m->forward(x).to(at::kFloat));
     parts.push_back(
         at::stack(outs, 0).log_softmax(2).to(at::kCPU, at::kFloat));
   }

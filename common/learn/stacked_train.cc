@@ -14,6 +14,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/core/rng.h"
+#include "common/learn/precision.h"
 #include "common/learn/stacked_members.h"
 #include "common/learn/train_internal.h"
 
@@ -95,7 +96,11 @@ absl::StatusOr<std::vector<TrainStats>> StackedLoop(
       at::Tensor y = shard.y.index_select(0, idx);
       train_internal::ScheduleStep(*opt, cfg, p, pass, steps);
       opt->zero_grad();
-      at::Tensor losses = MemberLosses(net.Forward(x), y);  // [M]
+      at::Tensor losses;  // [M]
+      {
+        AutocastScope autocast(cfg.precision, dev);  // bf16: forward and loss
+        losses = MemberLosses(net.Forward(x), y).to(at::kFloat);
+      }
       at::Tensor total = losses.sum();
       if (!refs.empty()) total = total + ProxLoss(params, refs, cfg.prox_mu);
       total.backward();

@@ -13,6 +13,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "common/core/rng.h"
+#include "common/learn/precision.h"
 #include "common/learn/train_internal.h"
 
 namespace shefl {
@@ -177,7 +178,11 @@ absl::StatusOr<TrainStats> TrainLoop(Net& model, const Dataset& data,
       at::Tensor y = src_y.index_select(0, idx);
       train_internal::ScheduleStep(*opt, cfg, p, pass, stats.steps);
       opt->zero_grad();
-      at::Tensor loss = at::cross_entropy_loss(model.forward(x), y);
+      at::Tensor loss;
+      {
+        AutocastScope autocast(cfg.precision, dev);  // bf16: forward and loss
+        loss = at::cross_entropy_loss(model.forward(x), y).to(at::kFloat);
+      }
       at::Tensor total = prox.active() ? loss + prox.Loss(model) : loss;
       total.backward();
       opt->step();

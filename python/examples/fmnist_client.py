@@ -74,7 +74,8 @@ def train(model, ctx):
         if x.dim() == 4:
             x = x.contiguous(memory_format=torch.channels_last)
         opt.zero_grad()
-        loss = F.cross_entropy(model(x), y)
+        with ctx.autocast():  # bf16 when the run asks for it (train.precision)
+            loss = F.cross_entropy(model(x), y).float()
         loss.backward()
         opt.step()
         total += loss.item() * len(ids)

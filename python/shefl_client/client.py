@@ -139,6 +139,7 @@ class Client:
         self.config_yaml = config_yaml
         self.config = yaml.safe_load(config_yaml) or {}
         model_name = self.config.get("model", {}).get("name", "?")
+        _check_precision(self.config.get("train", {}).get("precision", "fp32"), self.device)
         theirs = [(t.name, list(t.shape), t.buffer) for t in layout]
         for _ in range(self.workers):
             module = self.make_model(self.config).to(self.device)
@@ -181,6 +182,25 @@ class Client:
         for i in self.shards.get(client, ()):
             counts[int(self.dataset.y[i])] += 1
         return counts
+
+
+def _cpu_has_bf16():
+    try:
+        with open("/proc/cpuinfo") as f:
+            return any(line.startswith("flags") and
+                       ({"avx512_bf16", "amx_bf16"} & set(line.split()))
+                       for line in f)
+    except OSError:
+        return False
+
+
+def _check_precision(precision, device):
+    """train.precision: bf16 on CUDA or a CPU with bf16 units, as the C++
+    daemon checks it (common/learn/precision.h)."""
+    if precision == "bf16" and device.type == "cpu" and not _cpu_has_bf16():
+        raise ClientError("train.precision: bf16 needs a CUDA device or a CPU with AVX512_BF16 "
+                          "or AMX (this cpu has neither; bf16 emulated there is slower than "
+                          "fp32): use fp32")
 
 
 def _read_token(path):

@@ -37,6 +37,14 @@ class TrainContext:
         self.dataset = dataset
         self.indices = indices
         self.global_flat = global_flat  # the downloaded weights (FedProx's reference)
+        # train.precision: fp32, or bf16 autocast of the forward pass and loss
+        self.precision = config.get("train", {}).get("precision", "fp32")
+
+    def autocast(self):
+        """A context for the forward pass and loss: autocast to bf16 when
+        the run's train.precision is bf16 (weights stay fp32), else nothing."""
+        kind = torch.device(self.device).type
+        return torch.autocast(kind, dtype=torch.bfloat16, enabled=self.precision == "bf16")
 
     def batch_order_rng(self):
         return R.make_rng(self.seed, R.BATCH_ORDER, (self.round, self.client_id, self.model_id))
@@ -119,7 +127,8 @@ def sgd_train(model, ctx):
         x = x_all.index_select(0, idx).to(ctx.device)
         y = y_all.index_select(0, idx).to(ctx.device)
         opt.zero_grad()
-        loss = F.cross_entropy(model(x), y)
+        with ctx.autocast():
+            loss = F.cross_entropy(model(x), y).float()
         total = loss
         if prox is not None:
             reg = sum((w - r).pow(2).sum() for w, r in zip(model.parameters(), prox))
