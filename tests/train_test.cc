@@ -303,5 +303,30 @@ TEST_CASE("cnn step time", "[.][timing]") {
   WARN("cnn step (batch 16): " << 1000 * s->seconds / s->steps << " ms");
 }
 
+// train.precision bf16 (common/learn/precision.h; its own test: precision_test).
+TEST_CASE("bf16 training keeps fp32 weights and learns about as fp32 does") {
+  Dataset d = Images(96, 4);
+  const std::vector<int64_t> all = All(d);
+  auto train = [&](const std::string& precision) {
+    auto m = Model("cnn", d);
+    TrainConfig cfg = Config(0.05);
+    cfg.precision = precision;
+    LocalTrainParams p = Params(cfg);
+    p.epochs = 3;
+    auto stats = LocalTrain(*m, d, all, cfg, p);
+    REQUIRE(stats.ok());
+    for (const at::Tensor& w : m->parameters()) CHECK(w.scalar_type() == at::kFloat);
+    return std::make_pair(Flatten(*m), *stats);
+  };
+  const auto [w32, s32] = train("fp32");
+  const auto [w16, s16] = train("bf16");
+  CHECK_FALSE(at::equal(w32, w16));  // bf16 did run
+  CHECK(std::isfinite(s16.mean_loss));
+  CHECK(s16.last_epoch_loss < s16.first_loss * 0.9);  // it learns
+  CHECK(s16.last_epoch_loss == Approx(s32.last_epoch_loss).margin(0.15));
+  // The weights stay close: bf16 changes the rounding, not the descent.
+  CHECK((w16 - w32).norm().item<double>() < 0.05 * w32.norm().item<double>());
+}
+
 }  // namespace
 }  // namespace shefl

@@ -243,8 +243,8 @@ std::vector<Field> Fields(ExperimentConfig& c) {
        "(rounds_to_threshold).", &c.eval.threshold, 0, 1},
       {"eval.max_test_samples", "> 0: evaluate on the first this many test "
        "samples.", &c.eval.max_test_samples, 0, 1e12},
-      {"eval.batch_size", "Evaluation batch size.", &c.eval.batch_size, 1,
-       1e7},
+      {"eval.batch_size", "Evaluation batch size (256 stays in cache; 1000 "
+       "was 1.7x slower on a CPU).", &c.eval.batch_size, 1, 1e7},
       {"eval.precision", "The coordinator's evaluation: fp32, or bf16 "
        "autocast where the hardware has it (as train.precision).",
        &c.eval.precision, 0, 0, {"fp32", "bf16"}},

@@ -1,0 +1,77 @@
+// How fast does the coordinator evaluate? EvaluateEnsemble (the path
+// server/evaluator.cc takes) over the paper CNN's 5 members on fake
+// Fashion-MNIST images, on one thread, for each eval.batch_size and
+// eval.precision given, in alternating sittings; prints samples per second
+// (medians). Run: build/bin/eval_bench [samples] [sittings]
+#include <ATen/ops/randint.h>
+#include <ATen/ops/randn.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "bench/bench_usage.h"
+#include "common/learn/device.h"
+#include "common/learn/evaluate.h"
+#include "common/learn/models.h"
+#include "common/learn/precision.h"
+
+namespace {
+
+constexpr char kUsage[] =
+    "usage: eval_bench [SAMPLES] [SITTINGS]\n"
+    "  Evaluates 5 paper CNNs on SAMPLES fake 28x28 images (default 4000)\n"
+    "  on one thread, with eval.batch_size 64, 256 and 1000, in fp32 and\n"
+    "  (on a CPU with AVX512_BF16 or AMX) bf16, in alternating sittings\n"
+    "  (default 3); prints ensemble samples per second per setting, the\n"
+    "  median of the sittings.\n";
+
+double Seconds(const std::vector<std::shared_ptr<shefl::Net>>& nets,
+               const shefl::Dataset& data, int64_t batch, const std::string& precision) {
+  shefl::AutocastScope autocast(precision, c10::Device(c10::kCPU));
+  const auto start = std::chrono::steady_clock::now();
+  auto r = shefl::EvaluateEnsemble(nets, data, batch, 0, c10::Device(c10::kCPU));
+  if (!r.ok()) {
+    std::fprintf(stderr, "%s\n", std::string(r.status().message()).c_str());
+    std::exit(1);
+  }
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (const int code = shefl::HelpOrBadFlag(argc, argv, kUsage); code >= 0) return code;
+  const int64_t n = argc > 1 ? std::atoll(argv[1]) : 4000;
+  const int sittings = argc > 2 ? std::atoi(argv[2]) : 3;
+  shefl::ConfigureThreads(1);
+  shefl::Dataset data;
+  data.x = at::randn({n, 1, 28, 28});
+  data.y = at::randint(0, 10, {n}, at::kLong);
+  data.num_classes = 10;
+  std::vector<std::shared_ptr<shefl::Net>> nets;
+  for (int m = 0; m < 5; ++m) {
+    auto net = shefl::MakeInitialisedModel("cnn", {1, 28, 28, 0, 0, 10}, 1, m);
+    if (!net.ok()) return 1;
+    nets.push_back(*net);
+  }
+  std::vector<std::string> precisions = {"fp32"};
+  if (shefl::CpuHasBf16()) precisions.push_back("bf16");
+  const std::vector<int64_t> batches = {64, 256, 1000};
+  Seconds(nets, data, 256, "fp32");  // warm-up
+  for (const std::string& p : precisions)
+    for (int64_t b : batches) {
+      std::vector<double> rates;
+      for (int s = 0; s < sittings; ++s)
+        rates.push_back(5.0 * static_cast<double>(n) / Seconds(nets, data, b, p));
+      std::sort(rates.begin(), rates.end());
+      std::printf("%s batch %4lld: %8.0f member-samples/s (median of %d)\n", p.c_str(),
+                  static_cast<long long>(b), rates[rates.size() / 2], sittings);
+    }
+  if (precisions.size() == 1) std::printf("bf16: not on this CPU (no AVX512_BF16 or AMX)\n");
+  return 0;
+}
