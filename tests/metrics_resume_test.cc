@@ -101,6 +101,12 @@ TEST_CASE("a resumed coordinator's /metrics holds the gauges of its last recorde
   // The round's end is stamped at the restart (not 0: no "56 years ago").
   CHECK(m["shefl_round_end_timestamp_seconds"] >= std::floor(resumed_at) - 1);
   CHECK(m["shefl_round_end_timestamp_seconds"] <= Now() + 1);
+  // /metrics serves before start-up ends, and a signal during start-up
+  // ends the coordinator at once (exit 143): wait until it runs (its
+  // first waiting line) before asking it to stop.
+  CHECK(WaitUntil([&] {
+    return ReadFile(dir / "c2.log").find("waiting for clients") != std::string::npos;
+  }, 60));
   ::kill(c2, SIGTERM);
   CHECK(WaitFor(c2, 60) == 0);
 }
