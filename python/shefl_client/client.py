@@ -6,7 +6,6 @@ all of its clients, loads it into the user's torch.nn.Module, calls the
 user's training function, and uploads the top-k delta in chunks, booking
 every byte as the C++ daemon does."""
 import os
-import queue
 import random
 import sys
 import threading

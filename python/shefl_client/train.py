@@ -5,9 +5,7 @@ and weight decay (or Adam), cross-entropy, FedProx's term. A user's own
 loop may do anything; with sgd_train on the same model and data on CPU a
 Python client reaches what a C++ daemon would."""
 import math
-import time
 
-import numpy as np
 import torch
 import torch.nn.functional as F
 
