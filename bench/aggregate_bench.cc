@@ -7,6 +7,12 @@
 // validated) and ApplyTo for every model; the copies the benchmark needs
 // to hand over fresh updates each iteration are not timed.
 // Issue 10, target 6: (100, 11,200,000), 20 updates per model, under 1 s.
+// A third argument picks aggregation.reduction: 0 client_order (buffered,
+// folded at close), 1 fixed_point (folded at Add, nothing kept). The
+// `held_mib` counter is what the round holds at close besides the models:
+// the buffered updates, or the fixed-point sums.
+// Issue 26: (1400, 55,210) is a round of 1,000 clients of the mlp (100
+// HPCs x 5 models + 900 LPCs).
 #include <benchmark/benchmark.h>
 
 #include <time.h>
@@ -58,6 +64,7 @@ void BM_Aggregate(benchmark::State& state) {
   }
   std::vector<std::vector<float>> models(M, std::vector<float>(dim, 0.f));
   AggregationConfig cfg;
+  cfg.reduction = state.range(2) == 1 ? "fixed_point" : "client_order";
   int64_t nnz = 0;
   for (const auto& u : ups) nnz += u.delta.nnz();
   // Where the time goes, in this thread's CPU time (the machine is shared:
@@ -87,6 +94,12 @@ void BM_Aggregate(benchmark::State& state) {
     }  // the updates are freed here
     free_ms += ThreadCpuMs();
   }
+  // Held at close: every update's indices and values, or per model the
+  // fixed-point sums of the groups that received an update (two here).
+  const double held = cfg.reduction == "fixed_point"
+                          ? static_cast<double>(M) * 2 * 16 * dim
+                          : static_cast<double>(nnz) * 8;
+  state.counters["held_mib"] = held / (1 << 20);
   const double n = static_cast<double>(state.iterations());
   state.counters["add_cpu_ms"] = add_ms / n;
   state.counters["apply_cpu_ms"] = apply_ms / n;
@@ -97,9 +110,12 @@ void BM_Aggregate(benchmark::State& state) {
 }
 
 BENCHMARK(BM_Aggregate)
-    ->Args({10, 582026})
-    ->Args({100, 582026})
-    ->Args({100, 11200000})
+    ->Args({10, 582026, 0})
+    ->Args({100, 582026, 0})
+    ->Args({100, 11200000, 0})
+    ->Args({100, 582026, 1})
+    ->Args({1400, 55210, 0})
+    ->Args({1400, 55210, 1})
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
 

@@ -27,6 +27,7 @@
 #include "cli/progress.h"
 #include "cli/report.h"
 #include "cli/run_plan.h"
+#include "common/core/flags.h"
 #include "cli/supervisor.h"
 
 namespace fs = std::filesystem;
@@ -98,10 +99,28 @@ TEST_CASE("SplitClients deals every client once in near-equal sets") {
   std::vector<ClientSet> r = SplitClients(7, 3);
   CHECK(r[0].ids == std::vector<int64_t>{0, 3, 6});
   CHECK(r[1].ids == std::vector<int64_t>{1, 4});
-  CHECK(r[0].Spec() == "0,3,6");
+  CHECK(r[0].Spec() == "0-6/3");
+  CHECK(r[1].Spec() == "1,4");
   CHECK(SplitClients(5, 1)[0].Spec() == "0-4");
   CHECK(ClientSet{{0, 1, 2, 5, 7, 8}}.Spec() == "0-2,5,7-8");
+  CHECK(ClientSet{{0, 1, 2, 5, 7, 9, 10}}.Spec() == "0-2,5-9/2,10");
   CHECK(SplitClients(0, 2).empty());
+  // 100,000 clients on 10 daemons: a short --clients each (a list of
+  // 10,000 ids would be 60 KB of argv), which reads back to the same ids.
+  const std::vector<ClientSet> big = SplitClients(100000, 10);
+  CHECK(big[3].Spec() == "3-99993/10");
+  for (const ClientSet& c : {big[0], big[9], r[0], r[1],
+                             ClientSet{{0, 1, 2, 5, 7, 9, 10}},
+                             ClientSet{{4, 9, 11, 13, 20}}}) {
+    auto back = ParseIdRanges("--clients", c.Spec());
+    REQUIRE(back.ok());
+    CHECK(*back == c.ids);
+  }
+  // The step form is checked like the rest.
+  for (const char* bad : {"0-10/0", "5/2", "0-10/x", "0-10/2/3", "10-0/2"})
+    CHECK_FALSE(ParseIdRanges("--clients", bad).ok());
+  CHECK_THAT(std::string(ParseIdRanges("--clients", "0-9/0").status().message()),
+             Catch::Contains("--clients") && Catch::Contains("0-90/10"));
 }
 
 TEST_CASE("run arguments parse in both --flag value and --flag=value forms") {

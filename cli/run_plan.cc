@@ -15,10 +15,21 @@ namespace shefl {
 std::string ClientSet::Spec() const {
   std::string out;
   for (size_t i = 0; i < ids.size();) {
+    // The longest run from i with one step: A-B for step 1, A-B/S for a
+    // larger step of at least 3 ids (a daemon's share of a deal in turn),
+    // else the id alone.
     size_t j = i;
-    while (j + 1 < ids.size() && ids[j + 1] == ids[j] + 1) ++j;
+    const int64_t step = i + 1 < ids.size() ? ids[i + 1] - ids[i] : 1;
+    while (j + 1 < ids.size() && ids[j + 1] - ids[j] == step) ++j;
     if (!out.empty()) out += ",";
-    out += j > i ? absl::StrCat(ids[i], "-", ids[j]) : absl::StrCat(ids[i]);
+    if (j > i && step == 1) {
+      out += absl::StrCat(ids[i], "-", ids[j]);
+    } else if (j >= i + 2) {
+      out += absl::StrCat(ids[i], "-", ids[j], "/", step);
+    } else {
+      out += absl::StrCat(ids[i]);
+      j = i;
+    }
     i = j + 1;
   }
   return out;

@@ -19,8 +19,9 @@ namespace shefl {
 struct ClientSet {
   std::vector<int64_t> ids;
   int64_t size() const { return static_cast<int64_t>(ids.size()); }
-  // The daemon's --clients value: runs of consecutive ids as A-B, the
-  // rest single, comma-separated ("0-4", "0,2,4").
+  // The daemon's --clients value: runs of consecutive ids as A-B, runs of
+  // 3 or more with a larger step as A-B/S, the rest single,
+  // comma-separated ("0-4", "0-8/2", "0,3").
   std::string Spec() const;
 };
 

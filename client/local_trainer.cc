@@ -43,13 +43,15 @@ absl::StatusOr<std::unique_ptr<LocalTrainer>> LocalTrainer::Create(
   t->train_ = std::move(*train);
   auto labels = LabelVector(t->train_);
   if (!labels.ok()) return labels.status();
-  for (int64_t c : clients) {
-    // FENS partitions what its proxy split leaves (common/fed/fens_split.h).
-    auto idx = TrainingIndices(config, *labels, t->train_.num_classes, c);
-    if (!idx.ok()) return idx.status();
+  // FENS partitions what its proxy split leaves (common/fed/fens_split.h).
+  // One partition for all of this daemon's clients.
+  auto all = TrainingIndicesOf(config, *labels, t->train_.num_classes, clients);
+  if (!all.ok()) return all.status();
+  for (size_t i = 0; i < clients.size(); ++i) {
+    const int64_t c = clients[i];
     // The part the client holds out for its evaluation is never trained
     // on (eval.client_holdout; common/fed/client_metrics.h).
-    auto split = SplitClientShard(*idx, config.eval.client_holdout,
+    auto split = SplitClientShard((*all)[i], config.eval.client_holdout,
                                   config.seed, c);
     if (!split.ok()) return split.status();
     t->shards_[c] = std::move(split->train);

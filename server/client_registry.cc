@@ -333,8 +333,12 @@ void ClientRegistry::SetFeedOpen(const std::shared_ptr<DaemonSession>& s,
 
 int64_t ClientRegistry::ConnectedClients() const {
   MutexLock lock(mu_);
+  // A session in the registry holds every one of its clients (a client
+  // registered again drops its old session whole), so this counts each
+  // client once, in O(daemons).
   int64_t n = 0;
-  for (const auto& [id, s] : by_client_) n += s->feed_open ? 1 : 0;
+  for (const auto& [id, s] : by_session_)
+    n += s->feed_open ? static_cast<int64_t>(s->clients.size()) : 0;
   return n;
 }
 

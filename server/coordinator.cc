@@ -16,6 +16,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "common/core/failpoint.h"
+#include "common/core/resources.h"
 #include "server/ownership_file.h"
 #include "server/waiting_line.h"
 #include "server/robust_round.h"
@@ -36,7 +37,22 @@ double Since(Clock::time_point t) {
 absl::Status Coordinator::Run() {
   const auto start = Clock::now();
   // A resumed run whose last round is done only rewrites its summary.
-  if (first_round_ < state_->config.rounds) WaitForDaemons(/*first=*/true);
+  if (first_round_ < state_->config.rounds) {
+    const uint64_t rss_before = ResidentBytes();
+    WaitForDaemons(/*first=*/true);
+    const int64_t n = state_->registry.ConnectedClients();
+    const double grew =
+        static_cast<double>(ResidentBytes()) - static_cast<double>(rss_before);
+    registration_ = {{"clients", n},
+                     {"seconds", Since(start)},
+                     {"rss_growth_bytes", grew},
+                     {"bytes_per_client", n > 0 ? grew / n : 0.0}};
+    LogLine("coordinator",
+            absl::StrFormat("%d clients connected after %.1f s; the registry "
+                            "grew resident memory by %.1f MiB (%.0f B a client)",
+                            n, Since(start), grew / (1 << 20),
+                            n > 0 ? grew / n : 0.0));
+  }
   for (int64_t t = first_round_; t < state_->config.rounds; ++t) {
     if (t > first_round_) WaitForDaemons(/*first=*/false);
     if (state_->stop) break;
@@ -112,9 +128,13 @@ absl::Status Coordinator::RunRound(int64_t t) {
   // Only clients whose daemon is connected now: a lost daemon's clients
   // would only cost the round its deadline.
   // Stallers sitting out (server/staller_book.h) are left out too.
-  const Availability connected = [this, round](int64_t id) {
+  // With every client connected and none sitting out there is no filter:
+  // the draw is the same, and costs O(C) instead of O(N).
+  Availability connected = [this, round](int64_t id) {
     return state_->registry.IsConnected(id) && !stallers_->Benched(id, round);
   };
+  if (state_->registry.AllConnected() && stallers_->BenchedCount(round) == 0)
+    connected = nullptr;
   // FENS: every connected client trains the one initial model, once.
   const RoundPlan plan = fens_ ? FensPlan(cfg, scheduler_->k_lpc(), connected)
                                : scheduler_->Plan(t, connected,
@@ -313,8 +333,16 @@ void Coordinator::LogRoundOpen(const RoundPlan& plan, int64_t round) const {
   std::string need;
   if (plan.needed > 0 && plan.needed < static_cast<int64_t>(clients.size()))
     need = absl::StrCat(", the first ", plan.needed, " close it");
-  LogLine("coordinator", absl::StrCat("round ", round, " open: clients ",
-                                      absl::StrJoin(clients, ","), need));
+  // A cohort of thousands would make a line of kilobytes a round: its
+  // first ids and the count (rounds.jsonl `participants` has them all).
+  std::string list = absl::StrJoin(clients, ",");
+  constexpr size_t kShown = 32;
+  if (clients.size() > kShown)
+    list = absl::StrCat(
+        absl::StrJoin(clients.begin(), clients.begin() + kShown, ","),
+        ",... (", clients.size(), " clients)");
+  LogLine("coordinator",
+          absl::StrCat("round ", round, " open: clients ", list, need));
 }
 
 std::map<int64_t, v1::FeedMessage> Coordinator::MakeTasks(

@@ -141,6 +141,10 @@ class Coordinator {
   std::unique_ptr<MetricsServer> exposer_;
   int port_ = 0;
   double max_abs_weight_ = 0;  // over the members, after Aggregate
+  // Registration of this sitting (summary.json `registration`): how long
+  // until every client (or the quorum) was connected, and the resident
+  // memory that took (the registry's cost per client).
+  nlohmann::json registration_;
   int64_t first_round_ = 0;  // t of the first round this process runs
   double metrics_linger_s_ = 0;
 

@@ -319,8 +319,17 @@ nlohmann::json Coordinator::RoundLine(const RoundState& rs, double wall,
     if (model != kNoModel)
       by_model[std::to_string(model)] = {{"payload_up", b.payload_up},
                                          {"payload_down", b.payload_down}};
+  // When each daemon's last update came in: one slow daemon should hold
+  // back only its own clients (tasks go out on each daemon's own feed).
+  nlohmann::json done = nlohmann::json::object();
+  for (const auto& [client, t] : rs.arrival_seconds()) {
+    const auto owner = state_->registry.OwnerOf(client);
+    const std::string name = owner ? owner->name : "(gone)";
+    done[name] = std::max(done.value(name, 0.0), t);
+  }
   // The evaluation's figures are added when it is done (AddEvaluation).
   return {{"round", rs.round()},
+          {"daemon_done_seconds", done},
           {"wall_seconds", wall},
           {"coordinator_seconds", own},
           {"participants", rs.participants()},
@@ -400,6 +409,7 @@ absl::Status Coordinator::Finish(double wall) {
       {"model_sha256", fens_members_.empty()
                            ? state_->store->Digests()
                            : FensDigests(fens_members_)}};
+  if (!registration_.is_null()) summary["registration"] = registration_;
   if (fens_) AddFensSummary(LastRoundLine(results_->dir()), &summary);
   if (rounds_to_threshold_ >= 0)
     summary["rounds_to_threshold"] = rounds_to_threshold_;

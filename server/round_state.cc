@@ -122,6 +122,8 @@ absl::Status RoundState::Accept(int64_t client, int64_t model,
   ReceivedUpdate u{client, it->second.tier, num_samples, std::move(delta)};
   if (auto st = aggregators_.at(model).Add(std::move(u)); !st.ok()) return st;
   it->second.received = true;
+  it->second.arrived_s =
+      std::chrono::duration<double>(Clock::now() - opened_).count();
   ++received_;
   lock.unlock();
   cv_.notify_all();
@@ -265,6 +267,17 @@ std::vector<int64_t> RoundState::heard_clients() const {
   std::vector<int64_t> out;
   for (const auto& [id, any] : HeardByClient())
     if (any) out.push_back(id);
+  return out;
+}
+
+std::map<int64_t, double> RoundState::arrival_seconds() const {
+  MutexLock lock(mu_);
+  std::map<int64_t, double> out;
+  for (const auto& [key, p] : pairs_)
+    if (p.received) {
+      double& t = out[key.first];
+      t = std::max(t, p.arrived_s);
+    }
   return out;
 }
 

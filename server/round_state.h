@@ -99,6 +99,10 @@ class RoundState {
   // Models assigned to `client` this round whose update has not arrived.
   std::set<int64_t> pending_models(int64_t client) const;
   int64_t expected() const;
+  // Seconds from the round's opening to the last accepted update of each
+  // client that sent one (rounds.jsonl `daemon_done_seconds` groups them
+  // by daemon: a slow daemon shows, and whether it held others up).
+  std::map<int64_t, double> arrival_seconds() const;
 
  private:
   struct Pair {
@@ -106,12 +110,14 @@ class RoundState {
     Tier tier;
     bool received = false;
     bool replied = false;
+    double arrived_s = 0;  // since opened_, once received
   };
   bool CompleteLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   std::map<int64_t, bool> HeardByClient() const;  // any update arrived
   const int64_t round_;
   const std::vector<uint64_t> versions_;
   const Clock::time_point deadline_;
+  const Clock::time_point opened_ = Clock::now();
   const int64_t needed_;  // clients that close the round; 0: all
   mutable Mutex mu_;
   std::condition_variable_any cv_;

@@ -300,3 +300,180 @@ TEST_CASE("a refused update never touches the model") {
 
 }  // namespace
 }  // namespace shefl
+
+namespace shefl {
+namespace {
+
+AggregationConfig FixedPoint(const char* rule) {
+  AggregationConfig a = Rule(rule);
+  a.reduction = "fixed_point";
+  return a;
+}
+
+// C updates of one model from HPC and LPC clients with unequal sample
+// counts, as a round of many small clients sends them.
+std::vector<ReceivedUpdate> ManyClients(uint64_t dim, int n) {
+  std::vector<ReceivedUpdate> ups;
+  for (int c = 0; c < n; ++c) {
+    ReceivedUpdate u;
+    u.client_id = 1000 + 13 * c;
+    u.tier = c % 3 == 0 ? Tier::kHpc : Tier::kLpc;
+    u.num_samples = 1 + c % 17;
+    u.delta = RandomSparse(dim, dim / 8, 7000 + c);
+    for (float& v : u.delta.values) v *= 1e-2f;
+    ups.push_back(u);
+  }
+  return ups;
+}
+
+TEST_CASE("fixed_point is bit-identical under any arrival order") {
+  const uint64_t dim = 4000;
+  const auto ups = ManyClients(dim, 60);
+  for (const char* rule :
+       {"uniform", "workload_aware", "paper", "paper_per_model"}) {
+    for (bool by_samples : {false, true}) {
+      AggregationConfig cfg = FixedPoint(rule);
+      cfg.weight_by_samples = by_samples;
+      std::vector<float> w0(dim, 0.25f);
+      const auto ref = Run(cfg, {5, 20, 40}, ups, w0);
+      CHECK(ref != w0);
+      auto perm = ups;
+      std::mt19937_64 rng(11);
+      for (int trial = 0; trial < 10; ++trial) {
+        Shuffle(perm, rng);
+        INFO(rule << " by_samples " << by_samples << " trial " << trial);
+        const auto got = Run(cfg, {5, 20, 40}, perm, w0);
+        REQUIRE(std::memcmp(got.data(), ref.data(), dim * sizeof(float)) == 0);
+      }
+    }
+  }
+}
+
+TEST_CASE("fixed_point keeps no update and equals client_order within one ulp") {
+  const uint64_t dim = 20000;
+  const auto ups = ManyClients(dim, 200);
+  std::mt19937_64 rng(3);
+  std::normal_distribution<float> n(0, 0.1f);
+  std::vector<float> w0(dim);
+  for (float& v : w0) v = n(rng);
+  for (const char* rule : {"uniform", "workload_aware", "paper_per_model"}) {
+    AggregationConfig cfg = Rule(rule);
+    cfg.weight_by_samples = true;
+    cfg.server_lr = 0.9;
+    AggregationConfig fp = cfg;
+    fp.reduction = "fixed_point";
+    ModelAggregator streamed(fp, {5, 67, 133}, dim);
+    for (const auto& u : ups) REQUIRE(streamed.Add(u).ok());
+    CHECK(streamed.num_updates() == ups.size());
+    CHECK(streamed.updates().empty());  // nothing buffered
+    CHECK(streamed.streamed_norms().size() == ups.size());
+    std::vector<float> got = w0;
+    REQUIRE(streamed.ApplyTo(&got).ok());
+    const auto want = Run(cfg, {5, 67, 133}, ups, w0);
+    int64_t differ = 0, moved = 0;
+    for (uint64_t j = 0; j < dim; ++j) {
+      moved += want[j] != w0[j];
+      if (got[j] == want[j]) continue;
+      ++differ;
+      // One float step apart at most: both round nearly the same sum.
+      INFO(rule << " weight " << j << ": " << got[j] << " vs " << want[j]);
+      REQUIRE(std::nextafter(want[j], got[j]) == got[j]);
+    }
+    // Most weights agree to the bit; a few sit near a rounding boundary.
+    INFO(rule << ": " << differ << " of " << moved << " weights differ");
+    CHECK(moved > static_cast<int64_t>(dim) / 2);
+    CHECK(differ * 100 < moved);
+  }
+}
+
+TEST_CASE("fixed_point sums cancel exactly and refuse terms beyond range") {
+  const uint64_t dim = 8;
+  ModelAggregator agg(FixedPoint("uniform"), {1, 0, 3}, dim);
+  auto one = [dim](int64_t id, std::vector<uint32_t> idx,
+                   std::vector<float> val) {
+    ReceivedUpdate u;
+    u.client_id = id;
+    u.delta = {dim, std::move(idx), std::move(val)};
+    return u;
+  };
+  // 0.1f and -0.1f cancel to exactly zero: weight 0 keeps its bits.
+  REQUIRE(agg.Add(one(1, {0, 1}, {0.1f, 3.0f})).ok());
+  REQUIRE(agg.Add(one(2, {0, 1}, {-0.1f, 3.0f})).ok());
+  // A term above 2^40 is refused whole, naming the value; nothing is kept.
+  auto st = agg.Add(one(3, {1, 5}, {1.0f, 2e12f}));
+  CHECK(st.code() == absl::StatusCode::kInvalidArgument);
+  CHECK_THAT(std::string(st.message()),
+             Catch::Contains("client 3") && Catch::Contains("index 5") &&
+                 Catch::Contains("fixed-point"));
+  CHECK(agg.num_updates() == 2u);
+  // The refused client may still send a good one.
+  REQUIRE(agg.Add(one(3, {1}, {3.0f})).ok());
+  CHECK(agg.Add(one(3, {1}, {3.0f})).code() == absl::StatusCode::kAlreadyExists);
+  std::vector<float> w(dim, -0.0f);
+  REQUIRE(agg.ApplyTo(&w).ok());
+  CHECK(std::signbit(w[0]));  // untouched: -0.0 stays -0.0
+  CHECK(w[1] == 3.0f);        // (3 + 3 + 3) / 3
+  CHECK(std::signbit(w[5]));  // the refused term left no trace
+}
+
+TEST_CASE("FixedPointSum: the documented range and resolution") {
+  FixedPointSum sum(2);
+  SparseDelta d{2, {0, 1}, {1.0f, -1.0f}};
+  CHECK(sum.empty());
+  REQUIRE(sum.Add(d, FixedPointSum::kMaxTerm).ok());  // 2^40 is allowed
+  REQUIRE(sum.Add(d, FixedPointSum::kMaxTerm).ok());
+  CHECK(sum.Get(0) == 2 * FixedPointSum::kMaxTerm);
+  CHECK(sum.Get(1) == -2 * FixedPointSum::kMaxTerm);
+  CHECK(sum.Add(d, FixedPointSum::kMaxTerm * 1.0001).code() ==
+        absl::StatusCode::kOutOfRange);
+  CHECK(sum.terms() == 2);
+  // 2^-61 rounds to even (0), 3 * 2^-61 to 2^-59; 1 + 2^-60 is exact.
+  FixedPointSum fine(3);
+  REQUIRE(fine.Add({3, {0, 1, 2}, {std::ldexp(1.0f, -61), std::ldexp(3.0f, -61),
+                                   1.0f}},
+                   1.0)
+              .ok());
+  REQUIRE(fine.Add({3, {2}, {std::ldexp(1.0f, -60)}}, 1.0).ok());
+  CHECK(fine.Get(0) == 0.0);
+  CHECK(fine.Get(1) == std::ldexp(1.0, -59));
+  CHECK(fine.Get(2) == 1.0);  // 1 + 2^-60 rounds to 1 in double, once
+}
+
+}  // namespace
+}  // namespace shefl
+
+namespace shefl {
+namespace {
+
+TEST_CASE("FixedPointSum rounds each term as nearbyint(term * 2^60) would") {
+  // Values over many magnitudes, ties at 2^-61 multiples among them.
+  std::mt19937_64 rng(5);
+  std::uniform_real_distribution<double> exponent(-75, 38);
+  std::uniform_real_distribution<double> unit(-1, 1);
+  std::vector<float> values;
+  for (int i = 0; i < 20000; ++i)
+    values.push_back(static_cast<float>(unit(rng) * std::exp2(exponent(rng))));
+  for (int k = -3; k <= 3; ++k) values.push_back(std::ldexp(2.0f * k + 1, -61));
+  values.push_back(0.0f);
+  values.push_back(-0.0f);
+  values.push_back(1e-40f);  // subnormal
+  const uint64_t n = values.size();
+  for (double weight : {1.0, 3.0, 1e-3}) {
+    FixedPointSum sum(n);
+    SparseDelta d{n, {}, values};
+    for (uint32_t i = 0; i < n; ++i) d.indices.push_back(i);
+    REQUIRE(sum.Add(d, weight).ok());
+    for (uint64_t i = 0; i < n; ++i) {
+      const double term = weight * static_cast<double>(values[i]);
+      const double want =
+          static_cast<double>(static_cast<__int128>(std::nearbyint(
+              term * 1152921504606846976.0))) /
+          1152921504606846976.0;
+      INFO("value " << values[i] << " weight " << weight);
+      REQUIRE(sum.Get(i) == want);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace shefl

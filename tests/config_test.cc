@@ -198,3 +198,38 @@ TEST_CASE("a missing file is an error naming it") {
 
 }  // namespace
 }  // namespace shefl
+
+namespace shefl {
+namespace {
+
+TEST_CASE("aggregation.reduction fixed_point refuses what needs the whole round") {
+  // The default robust bounds compare norms at close: refused, naming the
+  // reduction where it was set and the bound that stands in the way.
+  std::string e = ErrorOf("aggregation:\n  reduction: fixed_point\n");
+  CheckPlace(e, "test.yaml:2", "aggregation.reduction");
+  CHECK_THAT(e, Catch::Contains("robust.clip_multiple"));
+  e = ErrorOf("aggregation:\n  reduction: fixed_point\nrobust:\n"
+              "  clip_multiple: 0\n  refuse_multiple: 0\n  trim: 0.1\n");
+  CHECK_THAT(e, Catch::Contains("aggregation.reduction") &&
+                    Catch::Contains("robust.trim"));
+  e = ErrorOf("method: fens\naggregation:\n  reduction: fixed_point\n"
+              "  robust: false\n");
+  CHECK_THAT(e, Catch::Contains("aggregation.reduction") &&
+                    Catch::Contains("fens"));
+  // Without those bounds (max_abs stays: it checks each update), or with
+  // aggregation.robust off, it loads.
+  auto ok = ParseConfig("aggregation:\n  reduction: fixed_point\nrobust:\n"
+                        "  clip_multiple: 0\n  refuse_multiple: 0\n",
+                        "test.yaml");
+  REQUIRE(ok.ok());
+  CHECK(ok->aggregation.reduction == "fixed_point");
+  CHECK(ParseConfig("aggregation:\n  reduction: fixed_point\n  robust: false\n",
+                    "test.yaml")
+            .ok());
+  CHECK(ParseConfig("", "test.yaml")->aggregation.reduction == "client_order");
+  CheckPlace(ErrorOf("aggregation:\n  reduction: fast\n"), "test.yaml:2",
+             "aggregation.reduction");
+}
+
+}  // namespace
+}  // namespace shefl

@@ -143,3 +143,47 @@ TEST_CASE("a daemon fetches each model version once and books every client's dow
 
 }  // namespace
 }  // namespace shefl
+
+namespace shefl {
+namespace {
+
+// 400 small clients, 60 a round (10 HPCs x 3 members + 50 LPCs: 80
+// updates a member-round), weighted by their unequal shard sizes.
+std::string ManyClientsConfig(const std::string& reduction) {
+  return testing::SyntheticConfig(
+             "aggregation:\n  weight_by_samples: true\n  reduction: " +
+             reduction +
+             "\nrobust:\n  clip_multiple: 0\n  refuse_multiple: 0\n");
+}
+
+TEST_CASE("fixed_point: the models do not depend on daemons or threads") {
+  TempDir dir;
+  const std::vector<std::string> sets = {
+      "--set", "clients.num_clients=400", "--set", "clients.num_hpc=40",
+      "--set", "clients.per_round_hpc=10", "--set", "clients.per_round_lpc=50",
+      "--set", "data.synthetic_train=8000", "--set", "rounds=3"};
+  auto with = [&](std::vector<std::string> flags) {
+    flags.insert(flags.end(), sets.begin(), sets.end());
+    return flags;
+  };
+  const Run one = Launch(dir, ManyClientsConfig("fixed_point"), "one", with({}));
+  const Run four = Launch(dir, ManyClientsConfig("fixed_point"), "four",
+                          with({"--daemons", "4", "--threads", "2"}));
+  const Run ordered = Launch(dir, ManyClientsConfig("client_order"), "ordered",
+                             with({"--daemons", "2"}));
+  const auto& sha = one.summary["model_sha256"];
+  REQUIRE(sha.size() == 3);
+  CHECK(four.summary["model_sha256"] == sha);
+  CHECK(one.rounds.back()["updates_accepted"] == 80);
+  // client_order sums in double, one rounding per term: the models may
+  // differ from fixed_point's in last bits, never in what they learned.
+  const double a = one.summary["final_accuracy"].get<double>();
+  const double b = ordered.summary["final_accuracy"].get<double>();
+  WARN("final accuracy fixed_point " << a << ", client_order " << b
+       << "; models equal: " << (ordered.summary["model_sha256"] == sha));
+  CHECK(std::abs(a - b) <= 0.02);
+  CHECK(a > 0.4);  // 4 classes: it learned
+}
+
+}  // namespace
+}  // namespace shefl

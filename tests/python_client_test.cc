@@ -47,7 +47,8 @@ TEST_CASE("python: registration, layout and refusals against a real coordinator"
   RunPythonTests("test_wire", {"test_a_registration_gets_a_session_clients_and_the_config",
                                "test_the_layout_comes_when_asked_for",
                                "test_a_module_of_another_layout_is_refused_naming_the_tensor",
-                               "test_a_python_client_with_a_wrong_token_is_refused"});
+                               "test_a_python_client_with_a_wrong_token_is_refused",
+                               "test_clients_flag_reads_the_launchers_step_form"});
 }
 
 TEST_CASE("python: the partition, batch order and synthetic data are the C++ ones") {

@@ -247,3 +247,41 @@ TEST_CASE("only connected clients are sampled") {
 
 }  // namespace
 }  // namespace shefl
+
+namespace shefl {
+namespace {
+
+TEST_CASE("100,000 clients: the O(C) draw equals the filtered one") {
+  // With no filter the uniform draw and the extras come from pools that
+  // are never built (common/fed/schedule.cc); a filter accepting everyone
+  // builds them. The cohorts must be the same, tiered or not.
+  for (const std::string sampling : {"uniform", "clustered"}) {
+    for (bool tiered : {true, false}) {
+      INFO(sampling << " tiered " << tiered);
+      ExperimentConfig c = PaperLike(900, 5, "auto");
+      c.clients.num_clients = 100000;
+      c.clients.num_hpc = 10000;
+      c.clients.per_round_hpc = 100;
+      c.clients.sampling = sampling;
+      c.clients.over_selection = 0.1;
+      const Clusters cl = MakeClusters(c.clients, tiered, c.seed);
+      for (int64_t t = 0; t < 3; ++t) {
+        const auto fast = SampleCohort(c.clients, cl, tiered, c.seed, t);
+        const auto slow = SampleCohort(c.clients, cl, tiered, c.seed, t,
+                                       [](int64_t) { return true; });
+        REQUIRE(fast.size() == 1100u);
+        REQUIRE(slow.size() == fast.size());
+        std::set<int64_t> distinct;
+        for (size_t i = 0; i < fast.size(); ++i) {
+          REQUIRE(fast[i].client_id == slow[i].client_id);
+          CHECK(fast[i].extra == slow[i].extra);
+          distinct.insert(fast[i].client_id);
+        }
+        CHECK(distinct.size() == fast.size());
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace shefl

@@ -152,6 +152,15 @@ struct AggregationConfig {
   double server_momentum = 0.9;         // mu (momentum); beta1 (adam)
   double server_beta2 = 0.99;           // adam
   double server_epsilon = 1e-3;         // adam's tau
+  // How the updates are summed (common/fed/aggregate.h). client_order:
+  // buffered until the round closes, then folded in client-id order in
+  // double (memory grows with the updates: O(C k) a round). fixed_point:
+  // each update folded as it arrives into a 128-bit fixed-point
+  // accumulator per weight and group, exact integer sums whatever the
+  // order, nothing buffered (O(M d) memory); for rounds of thousands of
+  // clients. Not with FENS, robust.trim or the norm bounds (they need
+  // every update of the round at once).
+  std::string reduction = "client_order";
   // Defences against a participant that sends a harmful update or claim
   // (common/fed/robust.h; the bounds are RobustConfig). On by default:
   // honest updates are not touched by them (docs/SECURITY.md has the

@@ -220,6 +220,10 @@ std::vector<Field> Fields(ExperimentConfig& c) {
        0.999999},
       {"aggregation.server_epsilon", "adam: tau, the epsilon of the "
        "denominator.", &a.server_epsilon, 1e-12, 1e3},
+      {"aggregation.reduction", "How updates are summed: client_order "
+       "(buffered, folded in client-id order) or fixed_point (streamed into "
+       "exact 128-bit fixed-point sums; for thousands of clients a round).",
+       &a.reduction, 0, 0, {"client_order", "fixed_point"}},
       {"aggregation.robust", "Bound every update (robust.*) before it is "
        "aggregated; honest updates are untouched.", &a.robust},
       {"robust.max_abs", "An update with a coordinate above this magnitude "

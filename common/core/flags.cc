@@ -93,13 +93,19 @@ absl::StatusOr<std::vector<int64_t>> ParseIdRanges(const std::string& flag,
                                                    const std::string& spec) {
   std::vector<int64_t> ids;
   for (absl::string_view part : absl::StrSplit(spec, ',')) {
-    std::vector<absl::string_view> ends = absl::StrSplit(part, '-');
-    int64_t lo = 0, hi = 0;
-    if (ends.size() > 2 || !absl::SimpleAtoi(ends[0], &lo) ||
-        !absl::SimpleAtoi(ends.back(), &hi) || lo < 0 || hi < lo)
+    std::vector<absl::string_view> step_split = absl::StrSplit(part, '/');
+    std::vector<absl::string_view> ends = absl::StrSplit(step_split[0], '-');
+    int64_t lo = 0, hi = 0, step = 1;
+    if (step_split.size() > 2 || ends.size() > 2 ||
+        !absl::SimpleAtoi(ends[0], &lo) || !absl::SimpleAtoi(ends.back(), &hi) ||
+        lo < 0 || hi < lo ||
+        (step_split.size() == 2 &&
+         (ends.size() != 2 || !absl::SimpleAtoi(step_split[1], &step) ||
+          step < 1)))
       return absl::InvalidArgumentError(absl::StrCat(
-          flag, " '", spec, "': expected ranges like 0-24 or 0-4,10-14"));
-    for (int64_t i = lo; i <= hi; ++i) ids.push_back(i);
+          flag, " '", spec,
+          "': expected ranges like 0-24, 0-4,10-14 or 0-90/10 (every 10th)"));
+    for (int64_t i = lo; i <= hi; i += step) ids.push_back(i);
   }
   std::sort(ids.begin(), ids.end());
   ids.erase(std::unique(ids.begin(), ids.end()), ids.end());

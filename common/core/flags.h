@@ -36,8 +36,10 @@ std::function<absl::Status(const std::string&)> AppendString(
     std::vector<std::string>* out);
 std::function<absl::Status(const std::string&)> SetInt(const std::string& flag,
                                                        int* out);
-// Logical client ids as a flag gives them: "0-24", "3", "0-4,10-14", in
-// ascending order without repeats; an error names `flag`.
+// Logical client ids as a flag gives them: "0-24", "3", "0-4,10-14", and
+// with a step "0-99990/10" (0, 10, ..., 99990: how `shefl run` deals many
+// clients out in turn), in ascending order without repeats; an error
+// names `flag`.
 absl::StatusOr<std::vector<int64_t>> ParseIdRanges(const std::string& flag,
                                                    const std::string& spec);
 

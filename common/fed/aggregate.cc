@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "absl/strings/str_cat.h"
+#include "common/fed/robust.h"
 
 namespace shefl {
 
@@ -88,18 +89,43 @@ void FoldRange(const std::vector<ReceivedUpdate>& updates,
 
 ModelAggregator::ModelAggregator(const AggregationConfig& config,
                                  const CohortShape& shape, uint64_t dim)
-    : config_(config), shape_(shape), dim_(dim) {}
+    : config_(config),
+      shape_(shape),
+      dim_(dim),
+      streamed_(config.reduction == "fixed_point"),
+      by_samples_(config.weight_by_samples && config.rule != "paper" &&
+                  config.rule != "paper_per_model") {
+  if (streamed_) sums_.assign(2, FixedPointSum(dim));
+}
+
+int ModelAggregator::Group(Tier tier) const {
+  return config_.rule == "uniform" ? 0 : (tier == Tier::kHpc ? 0 : 1);
+}
+
+double ModelAggregator::Weight(const ReceivedUpdate& u) const {
+  return by_samples_ ? u.num_samples : 1.0;
+}
 
 absl::Status ModelAggregator::Add(ReceivedUpdate u) {
+  const int64_t client = u.client_id;
   if (auto st = ValidateSparseDelta(u.delta, dim_); !st.ok()) return st;
   if (!(u.num_samples > 0) || !std::isfinite(u.num_samples))
     return absl::InvalidArgumentError(
         absl::StrCat("client ", u.client_id, ": sample weight must be > 0"));
-  for (const ReceivedUpdate& have : updates_)
-    if (have.client_id == u.client_id)
-      return absl::AlreadyExistsError(absl::StrCat(
-          "client ", u.client_id, " already sent an update for this model"));
-  updates_.push_back(std::move(u));
+  if (seen_.count(u.client_id))
+    return absl::AlreadyExistsError(absl::StrCat(
+        "client ", u.client_id, " already sent an update for this model"));
+  if (streamed_) {
+    const int g = Group(u.tier);
+    if (auto st = sums_[g].Add(u.delta, Weight(u)); !st.ok())
+      return absl::InvalidArgumentError(
+          absl::StrCat("client ", u.client_id, ": ", st.message()));
+    mass_[g] += Weight(u);
+    norms_.push_back(L2Norm(u.delta));
+  } else {
+    updates_.push_back(std::move(u));
+  }
+  seen_.insert(client);
   return absl::OkStatus();
 }
 
@@ -107,7 +133,8 @@ absl::Status ModelAggregator::ApplyTo(std::vector<float>* weights) {
   if (weights->size() != dim_)
     return absl::InvalidArgumentError(absl::StrCat(
         "model has ", weights->size(), " weights, aggregator expects ", dim_));
-  if (updates_.empty()) return absl::OkStatus();
+  if (num_updates() == 0) return absl::OkStatus();
+  if (streamed_) return ApplyStreamed(weights);
   std::sort(updates_.begin(), updates_.end(),
             [](const ReceivedUpdate& a, const ReceivedUpdate& b) {
               return a.client_id < b.client_id;
@@ -135,29 +162,38 @@ absl::Status ModelAggregator::ApplyTo(std::vector<float>* weights) {
   return absl::OkStatus();
 }
 
-// Every rule is a weighted sum of the deltas; this gives each (sorted)
-// update its weight, eta included.
-std::vector<double> ModelAggregator::Coefficients() const {
+// fixed_point: per weight, each group's exact sum times the group's
+// coefficient, added in double, then one rounding to float. A weight no
+// update touched (or whose terms cancelled exactly) keeps its bits.
+absl::Status ModelAggregator::ApplyStreamed(std::vector<float>* weights) const {
+  const std::array<double, 2> scale =
+      GroupScales(mass_, static_cast<size_t>(seen_.size()));
+  float* w = weights->data();
+  for (uint64_t j = 0; j < dim_; ++j) {
+    double v = 0;
+    for (int g = 0; g < 2; ++g)
+      if (!sums_[g].empty()) v += scale[g] * sums_[g].Get(j);
+    if (v != 0) w[j] = static_cast<float>(w[j] + v);
+  }
+  return absl::OkStatus();
+}
+
+// Every rule is a weighted sum of the deltas, one coefficient per group
+// times the update's weight.
+std::array<double, 2> ModelAggregator::GroupScales(const double mass[2],
+                                                   size_t n) const {
   const std::string& rule = config_.rule;
-  const bool by_samples = config_.weight_by_samples && rule != "paper" &&
-                          rule != "paper_per_model";
-  auto group = [&](const ReceivedUpdate& u) {
-    return rule == "uniform" ? 0 : (u.tier == Tier::kHpc ? 0 : 1);
-  };
-  double mass[2] = {0, 0};  // group 0: HPC (or everyone), 1: LPC
-  for (const ReceivedUpdate& u : updates_)
-    mass[group(u)] += by_samples ? u.num_samples : 1.0;
   double scale[2] = {0, 0};
   if (rule == "paper" && !shape_.hpc_subsets) {
     const PaperCoefficients p = PaperEq2(shape_);
-    scale[0] = p.a_h / updates_.size();
-    scale[1] = p.a_l / updates_.size();
+    scale[0] = p.a_h / n;
+    scale[1] = p.a_l / n;
   } else if (rule == "paper_per_model" || rule == "paper") {
     const int64_t h = static_cast<int64_t>(mass[0]);  // counts: unweighted
     const int64_t l = static_cast<int64_t>(mass[1]);
     const PaperCoefficients p = PaperPerModel(h, l);
-    scale[0] = p.a_h / updates_.size();
-    scale[1] = p.a_l / updates_.size();
+    scale[0] = p.a_h / n;
+    scale[1] = p.a_l / n;
   } else if (rule == "uniform") {
     scale[0] = 1.0 / mass[0];
   } else {  // workload_aware
@@ -167,10 +203,17 @@ std::vector<double> ModelAggregator::Coefficients() const {
     if (mass[0] > 0) scale[0] = beta / mass[0];
     if (mass[1] > 0) scale[1] = (1 - beta) / mass[1];
   }
+  return {config_.server_lr * scale[0], config_.server_lr * scale[1]};
+}
+
+// client_order: each (sorted) update's coefficient.
+std::vector<double> ModelAggregator::Coefficients() const {
+  double mass[2] = {0, 0};
+  for (const ReceivedUpdate& u : updates_) mass[Group(u.tier)] += Weight(u);
+  const std::array<double, 2> scale = GroupScales(mass, updates_.size());
   std::vector<double> coef;
   for (const ReceivedUpdate& u : updates_)
-    coef.push_back(config_.server_lr * scale[group(u)] *
-                   (by_samples ? u.num_samples : 1.0));
+    coef.push_back(scale[Group(u.tier)] * Weight(u));
   return coef;
 }
 

@@ -36,17 +36,28 @@
 // paper and paper_per_model count every update once (weight_by_samples and
 // hpc_share do not apply). A sparse delta counts as zero where it sent
 // nothing.
+// Two reductions (aggregation.reduction). client_order buffers the updates
+// and folds them as described under ApplyTo. fixed_point keeps none: Add
+// folds p_i d_i into its group's exact fixed-point sum
+// (common/fed/fixed_point_sum.h) at once, and ApplyTo adds each group's
+// sum times the group's coefficient; every rule above is of that form.
+// Both are bit-identical whatever the arrival order; they can differ from
+// each other in a weight's last bit (the double sum in client_order rounds
+// at every term, fixed_point only at 2^-61 and once at the end).
 // ModelAggregator is thread-compatible: the round's state
 // (server/round_state.h) serialises Add under its lock, and ApplyTo runs once
 // the round is closed.
 #ifndef SHEFL_COMMON_AGGREGATE_H_
 #define SHEFL_COMMON_AGGREGATE_H_
 
+#include <array>
 #include <cstdint>
+#include <unordered_set>
 #include <vector>
 
 #include "absl/status/status.h"
 #include "common/core/config.h"
+#include "common/fed/fixed_point_sum.h"
 #include "common/fed/schedule.h"
 #include "common/sparse/sparse_delta.h"
 
@@ -83,9 +94,10 @@ class ModelAggregator {
   ModelAggregator(const AggregationConfig& config, const CohortShape& shape,
                   uint64_t dim);
 
-  // Buffers one update. Refuses (and keeps nothing of) an update whose
-  // dimension is wrong, whose indices are not ascending and in range, whose
-  // values are not finite, or whose client already sent one.
+  // Buffers one update (fixed_point: folds it in). Refuses (and keeps
+  // nothing of) an update whose dimension is wrong, whose indices are not
+  // ascending and in range, whose values are not finite (fixed_point: or
+  // beyond the sum's range), or whose client already sent one.
   absl::Status Add(ReceivedUpdate update);
 
   // Folds the buffered updates into `weights` (size dim). With no updates
@@ -98,21 +110,41 @@ class ModelAggregator {
   // threads (where there are two cores); the result is the same.
   absl::Status ApplyTo(std::vector<float>* weights);
 
-  size_t num_updates() const { return updates_.size(); }
+  size_t num_updates() const {
+    return streamed_ ? seen_.size() : updates_.size();
+  }
+  bool streamed() const { return streamed_; }
+  // fixed_point: each added update's L2 norm (the robust report's).
+  const std::vector<double>& streamed_norms() const { return norms_; }
   // The buffered updates, in arrival order (FENS keeps each client's model
-  // instead of folding them: server/fens_ensemble.h).
+  // instead of folding them: server/fens_ensemble.h); none under
+  // fixed_point.
   const std::vector<ReceivedUpdate>& updates() const { return updates_; }
   // The robust bounds (common/fed/robust.h) scale, trim or remove buffered
   // updates before ApplyTo.
   std::vector<ReceivedUpdate>* mutable_updates() { return &updates_; }
 
  private:
+  // Each group's coefficient (eta included) for `mass` (group 0: HPC or
+  // everyone, 1: LPC; the weights, or the counts where weights do not
+  // apply) over `n` updates; an update's own is this times its weight.
+  std::array<double, 2> GroupScales(const double mass[2], size_t n) const;
+  int Group(Tier tier) const;
+  double Weight(const ReceivedUpdate& u) const;  // p_i, or 1
   std::vector<double> Coefficients() const;
+  absl::Status ApplyStreamed(std::vector<float>* weights) const;
 
   AggregationConfig config_;
   CohortShape shape_;
   uint64_t dim_;
+  bool streamed_;
+  bool by_samples_;
   std::vector<ReceivedUpdate> updates_;
+  std::unordered_set<int64_t> seen_;  // client ids added
+  // fixed_point: each group's sum of p_i d_i and its mass.
+  std::vector<FixedPointSum> sums_;
+  double mass_[2] = {0, 0};
+  std::vector<double> norms_;
 };
 
 // Checks what every consumer of a SparseDelta relies on.

@@ -122,6 +122,33 @@ void CheckTrainingAndData(ConfigResolution& r) {
              {"partition.shards_per_client", "clients.num_clients"});
 }
 
+// fixed_point folds each update as it arrives and keeps none, so nothing
+// that needs the round's whole set of updates can go with it.
+void CheckReduction(ConfigResolution& r) {
+  const ExperimentConfig& c = r.config();
+  if (c.aggregation.reduction != "fixed_point") return;
+  if (c.method == "fens")
+    return r.Refuse("aggregation.reduction",
+                    "method fens keeps every client's model; it needs "
+                    "client_order",
+                    {"method"});
+  if (!c.aggregation.robust) return;
+  const std::pair<const char*, double> whole_round[] = {
+      {"robust.clip_multiple", c.robust.clip_multiple},
+      {"robust.refuse_multiple", c.robust.refuse_multiple},
+      {"robust.norm_bound", c.robust.norm_bound},
+      {"robust.trim", c.robust.trim}};
+  for (const auto& [key, value] : whole_round)
+    if (value > 0)
+      return r.Refuse(
+          "aggregation.reduction",
+          absl::StrCat("fixed_point keeps no update, but ", key, " = ", value,
+                       " needs every update of the round at close; set it "
+                       "to 0 (robust.max_abs still bounds each update as it "
+                       "arrives) or use client_order"),
+          {key});
+}
+
 absl::Status CheckNames(const ParsedConfig& p) {
   const ExperimentConfig& c = p.config;
   auto where = [&](const char* key) {
@@ -154,6 +181,7 @@ absl::StatusOr<ExperimentConfig> ParseConfigWithOverrides(
   if (absl::Status st = r.Result(); !st.ok()) return st;
   CheckCohort(traits.assignment == Assignment::kTiers, r);
   CheckTrainingAndData(r);
+  CheckReduction(r);
   if (absl::Status st = r.Result(); !st.ok()) return st;
   return std::move(parsed->config);
 }

@@ -44,17 +44,26 @@ ProxySplit SplitProxy(int64_t n, double fraction, uint64_t seed) {
 absl::StatusOr<std::vector<int64_t>> TrainingIndices(
     const ExperimentConfig& config, const std::vector<int64_t>& labels,
     int64_t num_classes, int64_t client_id) {
+  auto one = TrainingIndicesOf(config, labels, num_classes, {client_id});
+  if (!one.ok()) return one.status();
+  return std::move(one->front());
+}
+
+absl::StatusOr<std::vector<std::vector<int64_t>>> TrainingIndicesOf(
+    const ExperimentConfig& config, const std::vector<int64_t>& labels,
+    int64_t num_classes, const std::vector<int64_t>& client_ids) {
   const int64_t n_clients = config.clients.num_clients;
   if (TraitsOf(config.method).round_shape != RoundShape::kOneShot)
-    return ClientIndices(config.partition, labels, num_classes, n_clients,
-                         client_id, config.seed);
+    return ClientsIndices(config.partition, labels, num_classes, n_clients,
+                          client_ids, config.seed);
   const ProxySplit split = SplitProxy(static_cast<int64_t>(labels.size()),
                                       config.fens.proxy_fraction, config.seed);
-  auto idx = ClientIndices(config.partition, RestLabels(labels, split.rest),
-                           num_classes, n_clients, client_id, config.seed);
+  auto idx = ClientsIndices(config.partition, RestLabels(labels, split.rest),
+                            num_classes, n_clients, client_ids, config.seed);
   if (!idx.ok()) return idx.status();
   // rest is ascending, so mapped positions stay ascending.
-  for (int64_t& i : *idx) i = split.rest[i];
+  for (auto& client : *idx)
+    for (int64_t& i : client) i = split.rest[i];
   return idx;
 }
 

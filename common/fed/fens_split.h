@@ -32,6 +32,12 @@ absl::StatusOr<std::vector<int64_t>> TrainingIndices(
     const ExperimentConfig& config, const std::vector<int64_t>& labels,
     int64_t num_classes, int64_t client_id);
 
+// The indices of each of `client_ids`, in that order, the partition
+// computed once (entry i equals TrainingIndices(..., client_ids[i])).
+absl::StatusOr<std::vector<std::vector<int64_t>>> TrainingIndicesOf(
+    const ExperimentConfig& config, const std::vector<int64_t>& labels,
+    int64_t num_classes, const std::vector<int64_t>& client_ids);
+
 // Every client's indices (entry j equals TrainingIndices(..., j)).
 absl::StatusOr<std::vector<std::vector<int64_t>>> AllTrainingIndices(
     const ExperimentConfig& config, const std::vector<int64_t>& labels,

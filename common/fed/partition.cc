@@ -309,6 +309,23 @@ absl::StatusOr<std::vector<int64_t>> ClientIndices(
   return Extract(*plan, client_id);
 }
 
+absl::StatusOr<std::vector<std::vector<int64_t>>> ClientsIndices(
+    const PartitionConfig& config, const std::vector<int64_t>& labels,
+    int64_t num_classes, int64_t num_clients,
+    const std::vector<int64_t>& client_ids, uint64_t seed) {
+  for (int64_t id : client_ids)
+    if (num_clients >= 1 && (id < 0 || id >= num_clients))
+      return Invalid(absl::StrCat("client_id ", id,
+                                  " is outside [0, num_clients=", num_clients,
+                                  ")"));
+  auto plan = MakePlan(config, labels, num_classes, num_clients, seed);
+  if (!plan.ok()) return plan.status();
+  std::vector<std::vector<int64_t>> out;
+  out.reserve(client_ids.size());
+  for (int64_t id : client_ids) out.push_back(Extract(*plan, id));
+  return out;
+}
+
 absl::StatusOr<std::vector<std::vector<int64_t>>> Partition(
     const PartitionConfig& config, const std::vector<int64_t>& labels,
     int64_t num_classes, int64_t num_clients, uint64_t seed) {

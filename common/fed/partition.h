@@ -59,6 +59,15 @@ absl::StatusOr<std::vector<int64_t>> ClientIndices(
     int64_t num_classes, int64_t num_clients, int64_t client_id,
     uint64_t seed);
 
+// The indices of each of `client_ids` (in that order), from one
+// computation of the plan: a daemon hosting thousands of clients pays for
+// the partition once, not once a client. Entry i equals
+// ClientIndices(..., client_ids[i], seed); the errors are ClientIndices'.
+absl::StatusOr<std::vector<std::vector<int64_t>>> ClientsIndices(
+    const PartitionConfig& config, const std::vector<int64_t>& labels,
+    int64_t num_classes, int64_t num_clients,
+    const std::vector<int64_t>& client_ids, uint64_t seed);
+
 // Every client's indices, [client][...] ascending; entry j equals
 // ClientIndices(..., j, seed) exactly. For tests and server statistics.
 absl::StatusOr<std::vector<std::vector<int64_t>>> Partition(

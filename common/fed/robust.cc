@@ -55,10 +55,16 @@ RobustCounts ApplyRobustBounds(const RobustConfig& cfg,
   std::vector<double> norms;
   for (ModelAggregator& agg : *aggregators)
     for (const ReceivedUpdate& u : agg.updates()) norms.push_back(L2Norm(u.delta));
-  if (norms.empty()) return out;
+  // fixed_point keeps no update, only the norms (reported; the bounds that
+  // would change an update are refused with it at config load).
+  std::vector<double> all = norms;
+  for (ModelAggregator& agg : *aggregators)
+    all.insert(all.end(), agg.streamed_norms().begin(),
+               agg.streamed_norms().end());
+  if (all.empty()) return out;
   size_t next = 0;
-  out.median_norm = Median(norms);
-  out.max_norm = *std::max_element(norms.begin(), norms.end());
+  out.median_norm = Median(all);
+  out.max_norm = *std::max_element(all.begin(), all.end());
   const double refuse = cfg.refuse_multiple > 0 && out.median_norm > 0
                             ? cfg.refuse_multiple * out.median_norm
                             : std::numeric_limits<double>::infinity();

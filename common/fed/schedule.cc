@@ -4,6 +4,7 @@
 #include <cmath>
 #include <numeric>
 #include <set>
+#include <unordered_map>
 
 #include "absl/strings/str_cat.h"
 #include "common/fed/capacity.h"
@@ -77,6 +78,39 @@ std::vector<int64_t> DrawDistinct(std::vector<int64_t> pool, int64_t k,
   return pool;
 }
 
+// DrawDistinct over the virtual pool at(0), ..., at(n - 1) without
+// building it: the swaps are kept in a map, so drawing k costs O(k)
+// whatever n is, and the draws equal DrawDistinct's on the built pool.
+std::vector<int64_t> DrawDistinctSparse(
+    int64_t n, int64_t k, const std::function<int64_t(int64_t)>& at,
+    std::mt19937_64& rng) {
+  k = std::min(k, n);
+  std::unordered_map<int64_t, int64_t> moved;  // position -> value there
+  auto get = [&](int64_t i) {
+    auto it = moved.find(i);
+    return it == moved.end() ? at(i) : it->second;
+  };
+  std::vector<int64_t> out;
+  out.reserve(static_cast<size_t>(std::max<int64_t>(k, 0)));
+  for (int64_t i = 0; i < k; ++i) {
+    const int64_t j = i + static_cast<int64_t>(UniformBelow(rng, n - i));
+    const int64_t vi = get(i), vj = get(j);
+    moved[j] = vi;  // position i is final: only j keeps a value to draw
+    out.push_back(vj);
+  }
+  return out;
+}
+
+// The i-th id of [0, n) not in `taken` (ascending, distinct): O(|taken|).
+int64_t NthFree(const std::vector<int64_t>& taken, int64_t i) {
+  int64_t id = i;
+  for (int64_t t : taken) {
+    if (t > id) break;
+    ++id;
+  }
+  return id;
+}
+
 }  // namespace
 
 std::vector<CohortMember> SampleCohort(const ClientsConfig& cl,
@@ -91,39 +125,55 @@ std::vector<CohortMember> SampleCohort(const ClientsConfig& cl,
                 ids.end());
     return ids;
   };
-  auto draw = [&](std::vector<int64_t> ids, int64_t n) {
-    ids = usable(std::move(ids));
-    return DrawDistinct(ids, std::min<int64_t>(n, ids.size()), rng);
+  // Ids lo..hi-1: with everyone available, drawn in O(n) (n drawn)
+  // rather than O(hi - lo); the same draws either way.
+  auto draw_range = [&](int64_t lo, int64_t hi, int64_t n) {
+    if (available)
+      return DrawDistinct(usable(Range(lo, hi)), n, rng);
+    return DrawDistinctSparse(hi - lo, n, [lo](int64_t i) { return lo + i; },
+                              rng);
   };
   std::vector<CohortMember> cohort;
   if (cl.sampling == "clustered") {
     for (size_t c = 0; c < clusters.members.size(); ++c) {
-      const std::vector<int64_t> m = usable(clusters.members[c]);
+      const std::vector<int64_t>& all = clusters.members[c];
+      std::vector<int64_t> some;  // only when a filter applies
+      if (available) some = usable(all);
+      const std::vector<int64_t>& m = available ? some : all;
       if (m.empty()) continue;
       int64_t id = m[UniformBelow(rng, m.size())];
       cohort.push_back({id, static_cast<int64_t>(c), clusters.tier[c]});
     }
   } else if (tiered) {
-    for (int64_t id : draw(Range(0, cl.num_hpc), cl.per_round_hpc))
+    for (int64_t id : draw_range(0, cl.num_hpc, cl.per_round_hpc))
       cohort.push_back({id, -1, Tier::kHpc});
-    for (int64_t id : draw(Range(cl.num_hpc, cl.num_clients), cl.per_round_lpc))
+    for (int64_t id : draw_range(cl.num_hpc, cl.num_clients, cl.per_round_lpc))
       cohort.push_back({id, -1, Tier::kLpc});
   } else {
-    for (int64_t id : draw(Range(0, cl.num_clients),
-                           cl.per_round_hpc + cl.per_round_lpc))
+    for (int64_t id : draw_range(0, cl.num_clients,
+                                 cl.per_round_hpc + cl.per_round_lpc))
       cohort.push_back({id, -1, Tier::kLpc});
   }
   const int64_t c = static_cast<int64_t>(cohort.size());
   const int64_t extra =
       static_cast<int64_t>(std::ceil(c * (1.0 + cl.over_selection) - 1e-9)) - c;
   if (extra > 0) {
-    std::set<int64_t> taken;
-    for (const auto& m : cohort) taken.insert(m.client_id);
-    std::vector<int64_t> rest;
-    for (int64_t id = 0; id < cl.num_clients; ++id)
-      if (!taken.count(id)) rest.push_back(id);
-    for (int64_t id : draw(std::move(rest), extra))
-      cohort.push_back({id, -1, Tier::kLpc, true});
+    std::vector<int64_t> taken;
+    for (const auto& m : cohort) taken.push_back(m.client_id);
+    std::sort(taken.begin(), taken.end());
+    std::vector<int64_t> drawn;
+    if (available) {
+      std::vector<int64_t> rest;
+      for (int64_t id = 0; id < cl.num_clients; ++id)
+        if (!std::binary_search(taken.begin(), taken.end(), id))
+          rest.push_back(id);
+      drawn = DrawDistinct(usable(std::move(rest)), extra, rng);
+    } else {
+      drawn = DrawDistinctSparse(
+          cl.num_clients - c, extra,
+          [&taken](int64_t i) { return NthFree(taken, i); }, rng);
+    }
+    for (int64_t id : drawn) cohort.push_back({id, -1, Tier::kLpc, true});
   }
   return cohort;
 }

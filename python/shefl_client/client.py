@@ -35,14 +35,19 @@ def parse_clients(text):
             raise ClientError("--clients '%s': expected auto:N with N >= 1" % text)
         return [], int(n)
     ids = set()
+    bad = ("--clients '%s': expected ranges like 0-24, 0-4,10-14 or 0-90/10 "
+           "(every 10th)" % text)
     for part in text.split(","):
-        ends = part.split("-")
+        span, _, step = part.partition("/")
+        ends = span.split("-")
         if len(ends) > 2 or not all(e.isdigit() for e in ends):
-            raise ClientError("--clients '%s': expected ranges like 0-24 or 0-4,10-14" % text)
+            raise ClientError(bad)
+        if "/" in part and (len(ends) != 2 or not step.isdigit() or int(step) < 1):
+            raise ClientError(bad)
         lo, hi = int(ends[0]), int(ends[-1])
         if hi < lo:
-            raise ClientError("--clients '%s': expected ranges like 0-24 or 0-4,10-14" % text)
-        ids.update(range(lo, hi + 1))
+            raise ClientError(bad)
+        ids.update(range(lo, hi + 1, int(step) if step else 1))
     return sorted(ids), 0
 
 

@@ -134,3 +134,16 @@ class Wire(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class ClientsFlag(unittest.TestCase):
+    """--clients reads what `shefl run` writes, the step form included."""
+
+    def test_clients_flag_reads_the_launchers_step_form(self):
+        from shefl_client.client import parse_clients
+        self.assertEqual(parse_clients("3-99993/10"), (list(range(3, 99994, 10)), 0))
+        self.assertEqual(parse_clients("0-2,5-9/2,10"), ([0, 1, 2, 5, 7, 9, 10], 0))
+        self.assertEqual(parse_clients("auto:4"), ([], 4))
+        for bad in ("0-10/0", "5/2", "0-10/x", "10-0/2"):
+            with self.assertRaisesRegex(ClientError, "0-90/10"):
+                parse_clients(bad)
