@@ -5,6 +5,7 @@
 // (medians). Run: build/bin/eval_bench [samples] [sittings]
 #include <ATen/ops/randint.h>
 #include <ATen/ops/randn.h>
+#include <c10/core/GradMode.h>
 
 #include <algorithm>
 #include <chrono>
@@ -19,6 +20,7 @@
 #include "common/learn/evaluate.h"
 #include "common/learn/models.h"
 #include "common/learn/precision.h"
+#include "common/learn/stacked_members.h"
 
 namespace {
 
@@ -39,6 +41,31 @@ double Seconds(const std::vector<std::shared_ptr<shefl::Net>>& nets,
     std::fprintf(stderr, "%s\n", std::string(r.status().message()).c_str());
     std::exit(1);
   }
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+// The same evaluation with the 5 members stacked into one computation
+// (common/learn/stacked_members.h: grouped convolutions, batched linear
+// layers), log-probabilities only: what a stacked EvaluateEnsemble would
+// cost.
+double StackedSeconds(const std::vector<std::shared_ptr<shefl::Net>>& nets,
+                      const shefl::Dataset& data, int64_t batch,
+                      const std::string& precision) {
+  shefl::AutocastScope autocast(precision, c10::Device(c10::kCPU));
+  const auto start = std::chrono::steady_clock::now();
+  auto stacked = shefl::StackedMembers::Create(nets, c10::Device(c10::kCPU));
+  if (!stacked.ok()) {
+    std::fprintf(stderr, "%s\n", std::string(stacked.status().message()).c_str());
+    std::exit(1);
+  }
+  (*stacked)->train(false);
+  c10::NoGradGuard no_grad;
+  double sink = 0;
+  for (int64_t b = 0; b < data.x.size(0); b += batch) {
+    at::Tensor x = data.x.slice(0, b, std::min(data.x.size(0), b + batch));
+    sink += (*stacked)->Forward(x).to(at::kFloat).log_softmax(2)[0][0][0].item<float>();
+  }
+  if (sink == 12345.678) std::printf(" ");
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
@@ -72,6 +99,19 @@ int main(int argc, char** argv) {
       std::printf("%s batch %4lld: %8.0f member-samples/s (median of %d)\n", p.c_str(),
                   static_cast<long long>(b), rates[rates.size() / 2], sittings);
     }
+  for (const std::string& p : precisions) {
+    std::vector<double> plain, stacked;
+    for (int s = 0; s < sittings; ++s) {
+      plain.push_back(5.0 * static_cast<double>(n) / Seconds(nets, data, 256, p));
+      stacked.push_back(5.0 * static_cast<double>(n) / StackedSeconds(nets, data, 256, p));
+    }
+    std::sort(plain.begin(), plain.end());
+    std::sort(stacked.begin(), stacked.end());
+    std::printf("%s batch  256: members one by one %8.0f, stacked %8.0f member-samples/s "
+                "(%.2fx; median of %d)\n",
+                p.c_str(), plain[plain.size() / 2], stacked[stacked.size() / 2],
+                stacked[stacked.size() / 2] / plain[plain.size() / 2], sittings);
+  }
   if (precisions.size() == 1) std::printf("bf16: not on this CPU (no AVX512_BF16 or AMX)\n");
   return 0;
 }

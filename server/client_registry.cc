@@ -63,6 +63,30 @@ std::string NewSessionId() {
 
 }  // namespace
 
+ClientRegistry::ClientRegistry(int64_t num_clients)
+    : num_clients_(num_clients),
+      by_client_(static_cast<size_t>(std::max<int64_t>(num_clients, 0))),
+      client_owner_(static_cast<size_t>(std::max<int64_t>(num_clients, 0)),
+                    -1) {}
+
+int32_t ClientRegistry::InternLocked(const std::string& identity) {
+  auto [it, fresh] = identity_index_.emplace(
+      identity, static_cast<int32_t>(identities_.size()));
+  if (fresh) identities_.push_back(identity);
+  return it->second;
+}
+
+bool ClientRegistry::OwnedByOrFreeLocked(int64_t id,
+                                         const std::string& identity) const {
+  const int32_t owner = client_owner_[id];
+  return owner < 0 || identities_[owner] == identity;
+}
+
+std::shared_ptr<DaemonSession> ClientRegistry::HostLocked(int64_t id) const {
+  if (id < 0 || id >= num_clients_) return nullptr;
+  return by_client_[id];
+}
+
 bool DaemonSession::Hosts(int64_t client) const {
   return std::binary_search(clients.begin(), clients.end(), client);
 }
@@ -104,13 +128,14 @@ absl::StatusOr<std::shared_ptr<DaemonSession>> ClientRegistry::Register(
   if (auto old = by_name_.find(s->name); old != by_name_.end())
     Drop(old->second);
   for (int64_t id : s->clients)
-    if (auto it = by_client_.find(id); it != by_client_.end()) Drop(it->second);
+    if (by_client_[id] != nullptr) Drop(by_client_[id]);
   by_name_[s->name] = s;
   name_identity_.emplace(s->name, identity);
   by_session_[s->session_id] = s;
+  const int32_t who = InternLocked(identity);
   for (int64_t id : s->clients) {
     by_client_[id] = s;
-    client_identity_.emplace(id, identity);
+    if (client_owner_[id] < 0) client_owner_[id] = who;
   }
   return s;
 }
@@ -124,16 +149,14 @@ absl::StatusOr<std::vector<int64_t>> ClientRegistry::PickLocked(
     return old->second->clients;
   std::vector<int64_t> ids;
   auto mine = [&](int64_t id) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-    auto owner = client_identity_.find(id);
-    return owner == client_identity_.end() || owner->second == identity;
+    return OwnedByOrFreeLocked(id, identity);
   };
   for (int64_t id = 0; id < num_clients_ && ids.size() < n; ++id)
-    if (by_client_.count(id) == 0 && mine(id)) ids.push_back(id);
+    if (by_client_[id] == nullptr && mine(id)) ids.push_back(id);
   for (int64_t id = 0; id < num_clients_ && ids.size() < n; ++id) {
-    auto held = by_client_.find(id);
-    if (held != by_client_.end() && held->second->feed_was_open &&
-        !held->second->feed_open && held->second->identity == identity &&
-        mine(id))
+    const auto& held = by_client_[id];
+    if (held != nullptr && held->feed_was_open && !held->feed_open &&
+        held->identity == identity && mine(id))
       ids.push_back(id);
   }
   std::sort(ids.begin(), ids.end());
@@ -151,16 +174,14 @@ absl::Status ClientRegistry::CheckClaims(const DaemonSession& s) const {
         "register: daemon name '", LogSafe(s.name),
         "' belongs to another identity"));
   for (int64_t id : s.clients) {
-    if (auto owner = client_identity_.find(id);
-        owner != client_identity_.end() && owner->second != s.identity)
+    if (!OwnedByOrFreeLocked(id, s.identity))
       return absl::PermissionDeniedError(absl::StrCat(
           "register: client ", id, " belongs to another identity"));
-    auto it = by_client_.find(id);
-    if (it != by_client_.end() && it->second->name != s.name &&
-        it->second->feed_open)
+    const auto& host = by_client_[id];
+    if (host != nullptr && host->name != s.name && host->feed_open)
       return absl::AlreadyExistsError(absl::StrCat(
           "register: client ", id, " is already hosted by daemon '",
-          LogSafe(it->second->name), "'"));
+          LogSafe(host->name), "'"));
   }
   return absl::OkStatus();
 }
@@ -177,8 +198,7 @@ void ClientRegistry::Drop(std::shared_ptr<DaemonSession> old) {
       it != by_name_.end() && it->second == old)
     by_name_.erase(it);
   for (int64_t id : old->clients)
-    if (auto it = by_client_.find(id); it != by_client_.end() && it->second == old)
-      by_client_.erase(it);
+    if (by_client_[id] == old) by_client_[id] = nullptr;
 }
 
 absl::Status ClientRegistry::ReportShardSize(const DaemonSession& s,
@@ -301,13 +321,19 @@ double ClientRegistry::ShardSize(int64_t client) const {
 
 ClientRegistry::Ownership ClientRegistry::GetOwnership() const {
   MutexLock lock(mu_);
-  return {client_identity_, name_identity_};
+  return {identities_, client_owner_, name_identity_};
 }
 
 void ClientRegistry::RestoreOwnership(Ownership o) {
   MutexLock lock(mu_);
-  for (auto& [id, who] : o.clients)
-    if (id >= 0 && id < num_clients_) client_identity_[id] = std::move(who);
+  std::vector<int32_t> index;  // o's identity i is ours index[i]
+  for (const std::string& who : o.identities) index.push_back(InternLocked(who));
+  const int64_t n = std::min<int64_t>(num_clients_, o.client_owner.size());
+  for (int64_t id = 0; id < n; ++id) {
+    const int32_t i = o.client_owner[id];
+    if (i >= 0 && i < static_cast<int32_t>(index.size()))
+      client_owner_[id] = index[i];
+  }
   for (auto& [name, who] : o.names) name_identity_[name] = std::move(who);
 }
 
@@ -320,8 +346,7 @@ std::shared_ptr<DaemonSession> ClientRegistry::BySession(
 
 std::shared_ptr<DaemonSession> ClientRegistry::OwnerOf(int64_t client) const {
   MutexLock lock(mu_);
-  auto it = by_client_.find(client);
-  return it == by_client_.end() ? nullptr : it->second;
+  return HostLocked(client);
 }
 
 void ClientRegistry::SetFeedOpen(const std::shared_ptr<DaemonSession>& s,
@@ -344,8 +369,8 @@ int64_t ClientRegistry::ConnectedClients() const {
 
 bool ClientRegistry::IsConnected(int64_t client) const {
   MutexLock lock(mu_);
-  auto it = by_client_.find(client);
-  return it != by_client_.end() && it->second->feed_open;
+  const auto host = HostLocked(client);
+  return host != nullptr && host->feed_open;
 }
 
 bool ClientRegistry::AllConnected() const {

@@ -65,7 +65,7 @@ struct DaemonSession {
 
 class ClientRegistry {
  public:
-  explicit ClientRegistry(int64_t num_clients) : num_clients_(num_clients) {}
+  explicit ClientRegistry(int64_t num_clients);
 
   // Validates ids (in [0, N), no duplicates, not held by another daemon)
   // and the rules above. PERMISSION_DENIED for a name or client of another
@@ -111,8 +111,11 @@ class ClientRegistry {
   // Which identity owns which client ids and daemon names. Saved with each
   // checkpoint and restored on --resume (server/ownership_file.h), so
   // after a restart the first identity to register cannot take another's.
+  // Compact (4 bytes a client): a run of 100,000 clients saves it with
+  // every checkpoint.
   struct Ownership {
-    std::map<int64_t, std::string> clients;
+    std::vector<std::string> identities;  // each once
+    std::vector<int32_t> client_owner;    // by client id: an index, -1 none
     std::map<std::string, std::string> names;
   };
   Ownership GetOwnership() const;
@@ -137,9 +140,14 @@ class ClientRegistry {
   mutable Mutex mu_;
   std::map<std::string, std::shared_ptr<DaemonSession>> by_name_ ABSL_GUARDED_BY(mu_);
   std::map<std::string, std::shared_ptr<DaemonSession>> by_session_ ABSL_GUARDED_BY(mu_);
-  std::map<int64_t, std::shared_ptr<DaemonSession>> by_client_ ABSL_GUARDED_BY(mu_);
-  // The first registrant of each client, and of each daemon name.
-  std::map<int64_t, std::string> client_identity_ ABSL_GUARDED_BY(mu_);
+  // By client id, [0, N): dense, so 100,000 clients cost 16 + 4 bytes
+  // each here rather than a map node and a string.
+  std::vector<std::shared_ptr<DaemonSession>> by_client_ ABSL_GUARDED_BY(mu_);
+  // The first registrant of each client (an index into identities_, -1:
+  // none yet), and of each daemon name.
+  std::vector<int32_t> client_owner_ ABSL_GUARDED_BY(mu_);
+  std::vector<std::string> identities_ ABSL_GUARDED_BY(mu_);
+  std::map<std::string, int32_t> identity_index_ ABSL_GUARDED_BY(mu_);
   std::map<std::string, std::string> name_identity_ ABSL_GUARDED_BY(mu_);
   std::map<int64_t, uint64_t> shard_size_ ABSL_GUARDED_BY(mu_);
   double shard_multiple_ ABSL_GUARDED_BY(mu_) = 0;
@@ -159,6 +167,12 @@ class ClientRegistry {
                                                   const std::string& identity,
                                                   uint32_t n) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::Status CheckClaims(const DaemonSession& s) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  int32_t InternLocked(const std::string& identity) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Whether no identity, or `identity`, owns client `id`.
+  bool OwnedByOrFreeLocked(int64_t id, const std::string& identity) const
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  std::shared_ptr<DaemonSession> HostLocked(int64_t id) const
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // A claim as ShardSize returns it (0 multiple: unchanged).
   uint64_t BoundedLocked(uint64_t claim) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // By value: callers pass a map's own entry, which Drop erases.

@@ -2,6 +2,9 @@
 // daemon names (ClientRegistry::Ownership), written beside each checkpoint
 // and read on --resume, so a restarted coordinator keeps every daemon's
 // clients for the identity that first registered them.
+// The file: {"identities": [...], "client_owner": [index by client id, -1
+// none], "names": {name: identity}}. The form before it ({"clients": {id:
+// identity}, "names": ...}) is read too, so older runs resume.
 // Free functions; thread-compatible.
 #ifndef SHEFL_SERVER_OWNERSHIP_FILE_H_
 #define SHEFL_SERVER_OWNERSHIP_FILE_H_

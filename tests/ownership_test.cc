@@ -76,3 +76,33 @@ TEST_CASE("auto:N under a new name takes back its identity's dead session's ids"
 
 }  // namespace
 }  // namespace shefl
+
+namespace shefl {
+namespace {
+
+TEST_CASE("an ownership file of the earlier form still loads", "[ownership]") {
+  testing::TempDir dir;
+  testing::WriteFile(dir / "old.json",
+                     "{\"clients\": {\"0\": \"cert:A;\", \"1\": \"cert:A;\", "
+                     "\"2\": \"cert:B;\"}, \"names\": {\"a\": \"cert:A;\"}}");
+  auto loaded = LoadOwnership(dir / "old.json");
+  REQUIRE(loaded.ok());
+  CHECK(loaded->identities.size() == 2);
+  CHECK(loaded->client_owner == std::vector<int32_t>{0, 0, 1});
+  ClientRegistry r(4);
+  r.RestoreOwnership(*loaded);
+  CHECK(r.Register(Req("b", {0}), "cert:B;").status().code() ==
+        absl::StatusCode::kPermissionDenied);
+  CHECK(r.Register(Req("b", {2, 3}), "cert:B;").ok());
+  // The compact form, damaged: an owner index past the identities.
+  testing::WriteFile(dir / "bad.json",
+                     "{\"identities\": [\"cert:A;\"], \"client_owner\": [0, 5], "
+                     "\"names\": {}}");
+  auto bad = LoadOwnership(dir / "bad.json");
+  CHECK(bad.status().code() == absl::StatusCode::kDataLoss);
+  CHECK_THAT(std::string(bad.status().message()),
+             Catch::Contains("bad.json") && Catch::Contains("client 1"));
+}
+
+}  // namespace
+}  // namespace shefl

@@ -89,6 +89,13 @@ TEST_CASE("ClientIndices equals Partition for every client") {
       REQUIRE(one.ok());
       CHECK(*one == (*parts)[j]);
     }
+    // A daemon's clients from one plan (any order, any subset).
+    const std::vector<int64_t> mine = {11, 0, 5, 3};
+    auto some = ClientsIndices(config, labels, 7, 12, mine, 42);
+    REQUIRE(some.ok());
+    REQUIRE(some->size() == mine.size());
+    for (size_t i = 0; i < mine.size(); ++i) CHECK((*some)[i] == (*parts)[mine[i]]);
+    CHECK_FALSE(ClientsIndices(config, labels, 7, 12, {3, 12}, 42).ok());
   }
 }
 
