@@ -14,18 +14,13 @@
 #   bench/cross_device.sh [ROUNDS] [DAEMONS] [extra shefl run args...]
 #   SHEFL_BUILD=build-foo bench/cross_device.sh   # another build directory
 set -euo pipefail
-case "${1:-}" in -h|--help)  # the header comment above is the usage
-  awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"
-  exit 0 ;;
-esac
+source "$(dirname "${BASH_SOURCE[0]}")/common.sh" "$@"  # --help: the header above
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-BUILD="${SHEFL_BUILD:-build}"
-case "$BUILD" in /*) ;; *) BUILD="$ROOT/$BUILD" ;; esac
+BUILD="$(bench_build_dir "$ROOT")"
 ROUNDS="${1:-3}"; shift || true
 DAEMONS="${1:-10}"; shift || true
 OUT="$(mktemp -d /tmp/shefl-xdev-XXXXXX)"
 export OPENBLAS_NUM_THREADS=1
-[ -x "$BUILD/bin/shefl" ] || { echo "build first: scripts/test.sh or scripts/run.sh ($BUILD/bin/shefl)" >&2; exit 1; }
 run() {  # NAME DAEMONS [--set ...]
   local name="$1" daemons="$2"; shift 2
   echo "== run $name: $daemons daemons $*" >&2

@@ -9,10 +9,7 @@
 #   build/fuzz-long/TARGET_fuzzer -merge=1 fuzz/corpus/TARGET \
 #       build/fuzz-long/corpus/TARGET
 set -uo pipefail
-case "${1:-}" in -h|--help)  # the header comment above is the usage
-  awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"
-  exit 0 ;;
-esac
+source "$(dirname "${BASH_SOURCE[0]}")/common.sh" "$@"  # --help: the header above
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 MINUTES="${1:-10}"
 shift || true

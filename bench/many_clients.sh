@@ -12,17 +12,12 @@
 #   bench/many_clients.sh [ROUNDS] [extra shefl run args...]
 #   SHEFL_BUILD=build-foo bench/many_clients.sh   # another build directory
 set -euo pipefail
-case "${1:-}" in -h|--help)  # the header comment above is the usage
-  awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"
-  exit 0 ;;
-esac
+source "$(dirname "${BASH_SOURCE[0]}")/common.sh" "$@"  # --help: the header above
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-BUILD="${SHEFL_BUILD:-build}"
-case "$BUILD" in /*) ;; *) BUILD="$ROOT/$BUILD" ;; esac
+BUILD="$(bench_build_dir "$ROOT")"
 ROUNDS="${1:-3}"; shift || true
 OUT="$(mktemp -d /tmp/shefl-many-XXXXXX)"
 export OPENBLAS_NUM_THREADS=1
-[ -x "$BUILD/bin/shefl" ] || { echo "build first: scripts/test.sh or scripts/run.sh ($BUILD/bin/shefl)" >&2; exit 1; }
 start=$(date +%s.%N)
 "$BUILD/bin/shefl" run "$ROOT/configs/quick.yaml" --daemons 1 --out "$OUT/run" \
   --set name=many-clients --set rounds="$ROUNDS" \

@@ -22,10 +22,7 @@
 # train_samples in the daemons' lines and in the script's output). Both
 # hold OpenBLAS to one thread; Python keeps torch's default threads.
 set -euo pipefail
-case "${1:-}" in -h|--help)  # the header comment above is the usage
-  awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"
-  exit 0 ;;
-esac
+source "$(dirname "${BASH_SOURCE[0]}")/common.sh" "$@"  # --help: the header above
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 SITTINGS="${1:-3}"; shift || true
 ROUNDS="${1:-3}"; shift || true

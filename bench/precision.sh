@@ -10,10 +10,7 @@
 # 0.3 points). Refused with a clear error on a CPU without AVX512_BF16 or
 # AMX. Needs a build (scripts/test.sh or scripts/run.sh).
 set -euo pipefail
-case "${1:-}" in -h|--help)  # the header comment above is the usage
-  awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"
-  exit 0 ;;
-esac
+source "$(dirname "${BASH_SOURCE[0]}")/common.sh" "$@"  # --help: the header above
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 ROUNDS="${1:-10}"; SEEDS="${2:-1 2}"; CONFIG="${3:-$ROOT/configs/quick.yaml}"
 shift $(( $# < 3 ? $# : 3 )) || true

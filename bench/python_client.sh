@@ -10,10 +10,7 @@
 # the bytes each client sent and received are identical on both sides.
 # Defaults: 3 rounds of configs/quick.yaml, 2 sittings, 1 thread.
 set -euo pipefail
-case "${1:-}" in -h|--help)  # the header comment above is the usage
-  awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"
-  exit 0 ;;
-esac
+source "$(dirname "${BASH_SOURCE[0]}")/common.sh" "$@"  # --help: the header above
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 ROUNDS="${1:-3}"; SITTINGS="${2:-2}"; THREADS="${3:-1}"; shift $(( $# < 3 ? $# : 3 )) || true
 OUT="$(mktemp -d /tmp/shefl-python-bench-XXXXXX)"

@@ -11,10 +11,7 @@
 # of those gets its own clean run with the same settings.
 # Prints a markdown table; results under /tmp/shefl-robust-*.
 set -euo pipefail
-case "${1:-}" in -h|--help)  # the header comment above is the usage
-  awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"
-  exit 0 ;;
-esac
+source "$(dirname "${BASH_SOURCE[0]}")/common.sh" "$@"  # --help: the header above
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 CONFIG="${1:-$ROOT/configs/quick.yaml}"
 ROUNDS="${2:-10}"

@@ -6,10 +6,7 @@
 # Prints per-round figures and the median share. Needs a build (scripts/run.sh
 # or scripts/test.sh builds one).
 set -euo pipefail
-case "${1:-}" in -h|--help)  # the header comment above is the usage
-  awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"
-  exit 0 ;;
-esac
+source "$(dirname "${BASH_SOURCE[0]}")/common.sh" "$@"  # --help: the header above
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 ROUNDS="${1:-3}"; shift || true
 OUT="$(mktemp -d /tmp/shefl-overhead-XXXXXX)"

@@ -11,10 +11,7 @@
 # other leftover folder is started afresh. Safe to kill and run again.
 # ROUNDS=N in the environment overrides every run's rounds (a quick pass).
 set -euo pipefail
-case "${1:-}" in -h|--help)  # the header comment above is the usage
-  awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"
-  exit 0 ;;
-esac
+source "$(dirname "${BASH_SOURCE[0]}")/../common.sh" "$@"  # --help: the header above
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 LIST="${1:-$ROOT/bench/paper/table1.list}"; shift || true
 OUT="${1:-$ROOT/results/paper}"; shift || true
