@@ -84,10 +84,17 @@ absl::Status ParseCapacity(const std::string& value, std::vector<int>& out) {
 absl::Status RunFlag(const std::string& flag, ArgCursor& cur, RunArgs& run) {
   auto value = cur.TakeValue(flag);
   if (!value.ok()) return value.status();
-  if (flag == "--daemons" || flag == "--threads") {
+  if (flag == "--daemons" || flag == "--threads" || flag == "--eval-threads") {
     auto n = PositiveInt(flag, *value);
     if (!n.ok()) return n.status();
-    (flag == "--daemons" ? run.daemons : run.threads) = *n;
+    (flag == "--daemons"   ? run.daemons
+     : flag == "--threads" ? run.threads
+                           : run.eval_threads) = *n;
+  } else if (flag == "--eval-nice") {
+    if (!absl::SimpleAtoi(*value, &run.eval_nice) || run.eval_nice < 0 ||
+        run.eval_nice > 19)
+      return absl::InvalidArgumentError(
+          absl::StrCat("flag --eval-nice wants 0 to 19, got '", *value, "'"));
   } else if (flag == "--max-restarts") {
     if (!absl::SimpleAtoi(*value, &run.max_restarts) || run.max_restarts < 0 ||
         run.max_restarts > 1000)
@@ -124,6 +131,7 @@ absl::Status RunFlag(const std::string& flag, ArgCursor& cur, RunArgs& run) {
 bool IsRunFlag(const std::string& flag) {
   for (const char* f : {"--daemons", "--out", "--set", "--resume",
                         "--threads", "--device", "--max-restarts",
+                        "--eval-threads", "--eval-nice",
                         "--capacity", "--python-clients", "--python-script",
                         "--python"}) {
     if (flag == f) return true;
@@ -233,6 +241,7 @@ std::string RunUsage() {
   return "usage: shefl run CONFIG [--daemons N] [--out DIR] "
          "[--set key=value ...]\n"
          "                 [--resume RUN_DIR] [--threads T] [--device D]\n"
+         "                 [--eval-threads E] [--eval-nice D]\n"
          "                 [--insecure] [--max-restarts R] [--capacity C[,C...]]\n"
          "                 [--python-clients RANGE [--python-script FILE]\n"
          "                  [--python PYTHON]]\n"
@@ -250,6 +259,10 @@ std::string RunUsage() {
          "                    --set rounds=3 --set compression.density=0.02\n"
          "  --resume RUN_DIR  continue RUN_DIR from its last checkpoint\n"
          "  --threads T       cores per daemon (default max(1, nproc/N))\n"
+         "  --eval-threads E  the coordinator evaluates on one thread beside\n"
+         "                    the training, on E (default nproc) while it\n"
+         "                    waits for the evaluation (the last round)\n"
+         "  --eval-nice D     those threads D nice levels down (0-19, default 0)\n"
          "  --device D        daemon device: auto | cpu | cuda | cuda:N\n"
          "  --capacity C      each daemon's clients train at most C of the M\n"
          "                    models a round (HPC capacity levels, HASA's\n"

@@ -20,6 +20,8 @@ struct RunArgs {
   std::vector<std::string> overrides;  // "dotted.key=value", in order
   std::string resume;                  // RUN_DIR of a run to continue
   int threads = 0;                     // 0: max(1, nproc / daemons)
+  int eval_threads = 0;                // the coordinator's; 0: nproc
+  int eval_nice = 0;                   // the coordinator's --eval-nice
   std::string device;                  // empty: the daemon's default
   bool insecure = false;               // plaintext; default mutual TLS
   int max_restarts = 5;                // per daemon that dies; 0: none

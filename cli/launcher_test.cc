@@ -126,7 +126,8 @@ TEST_CASE("SplitClients deals every client once in near-equal sets") {
 TEST_CASE("run arguments parse in both --flag value and --flag=value forms") {
   CommandLine cl = Parse({"run", "c.yaml", "--daemons", "3", "--out=o",
                           "--set", "rounds=3", "--set=compression.density=0.02",
-                          "--threads", "4", "--device", "cpu"});
+                          "--threads", "4", "--device", "cpu",
+                          "--eval-threads", "3", "--eval-nice=7"});
   REQUIRE(cl.command == CommandLine::Command::kRun);
   CHECK(cl.run.config == "c.yaml");
   CHECK(cl.run.daemons == 3);
@@ -135,6 +136,8 @@ TEST_CASE("run arguments parse in both --flag value and --flag=value forms") {
         std::vector<std::string>{"rounds=3", "compression.density=0.02"});
   CHECK(cl.run.threads == 4);
   CHECK(cl.run.device == "cpu");
+  CHECK(cl.run.eval_threads == 3);
+  CHECK(cl.run.eval_nice == 7);
   CHECK(Parse({"run", "--resume", "results/x"}).run.resume == "results/x");
   CHECK(Parse({"report", "a", "b"}).report_dirs.size() == 2);
 }
@@ -150,6 +153,10 @@ TEST_CASE("argument errors name the flag or subcommand") {
              Catch::Contains("--daemons"));
   CHECK_THAT(ParseError({"run", "c.yaml", "--threads"}),
              Catch::Contains("--threads"));
+  CHECK_THAT(ParseError({"run", "c.yaml", "--eval-threads", "0"}),
+             Catch::Contains("--eval-threads"));
+  CHECK_THAT(ParseError({"run", "c.yaml", "--eval-nice", "20"}),
+             Catch::Contains("--eval-nice"));
   CHECK_THAT(ParseError({"run", "c.yaml", "--set", "rounds"}),
              Catch::Contains("--set"));
   CHECK_THAT(ParseError({"run"}), Catch::Contains("CONFIG"));
@@ -184,12 +191,13 @@ TEST_CASE("the plan gives each child the flags of its contract") {
   RunArgs args;
   args.overrides = {"rounds=3"};
   args.device = "cpu";
+  args.eval_threads = 4;
   RunPlan plan = MakeRunPlan(args, "c.yaml", "R", SplitClients(5, 2), "/b",
                              {1001, 1002, 1003, 1004}, 3);
   std::vector<std::string> coord = {
       "/b/shefl-coordinator", "--config", "c.yaml", "--set", "rounds=3",
       "--listen", "127.0.0.1:1001", "--metrics-listen", "127.0.0.1:1002",
-      "--out", "R", "--threads", "1", "--tls-cert", "R/certs/server.pem", "--tls-key",
+      "--out", "R", "--threads", "1", "--eval-threads", "4", "--tls-cert", "R/certs/server.pem", "--tls-key",
       "R/certs/server.key", "--tls-client-ca", "R/certs/ca.pem",
       "--token-file", "R/certs/token"};
   CHECK(plan.coordinator.argv == coord);
@@ -205,8 +213,13 @@ TEST_CASE("the plan gives each child the flags of its contract") {
   CHECK(plan.daemons[1].log_path == "R/logs/daemon-1.log");
   args.resume = "R";
   args.insecure = true;
+  args.eval_nice = 5;
   plan = MakeRunPlan(args, "c.yaml", "R", SplitClients(5, 1), "/b",
                      {1001, 1002, 1003}, 3);
+  const auto nice = std::find(plan.coordinator.argv.begin(),
+                              plan.coordinator.argv.end(), "--eval-nice");
+  REQUIRE(nice != plan.coordinator.argv.end());
+  CHECK(*(nice + 1) == "5");
   // --insecure: a switch, last so that flag/value pairs stay aligned.
   const auto& ca = plan.coordinator.argv;
   CHECK(ca.back() == "--insecure");

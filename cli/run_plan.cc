@@ -115,10 +115,15 @@ ChildCommand CoordinatorCommand(const RunArgs& args,
   for (const std::string& kv : args.overrides) {
     c.argv.insert(c.argv.end(), {"--set", kv});
   }
-  // One thread for its evaluation: it runs beside the daemons' training
-  // on the same cores.
+  // Its evaluation runs beside the daemons' training on the same cores, on
+  // one torch thread; when the coordinator waits for it (the daemons are
+  // idle then), as many threads as cores join in.
+  const int eval_threads = args.eval_threads > 0 ? args.eval_threads : UsableCores();
   c.argv.insert(c.argv.end(), {"--listen", Local(ports[0]), "--metrics-listen",
-                               c.metrics, "--out", dir, "--threads", "1"});
+                               c.metrics, "--out", dir, "--threads", "1",
+                               "--eval-threads", absl::StrCat(eval_threads)});
+  if (args.eval_nice > 0)
+    c.argv.insert(c.argv.end(), {"--eval-nice", absl::StrCat(args.eval_nice)});
   if (!args.resume.empty()) c.argv.insert(c.argv.end(), {"--resume", dir});
   const std::string certs = CertsDir(dir);
   if (!args.insecure)

@@ -251,7 +251,10 @@ absl::Status Coordinator::RunRound(int64_t t) {
 
 absl::Status Coordinator::WaitForRecord() {
   if (!pending_record_.valid()) return absl::OkStatus();
-  return pending_record_.get();
+  record_waited_ = true;
+  absl::Status st = pending_record_.get();
+  record_waited_ = false;  // before the next Record starts
+  return st;
 }
 
 // A closed round's evaluation, line and checkpoint: the line first, then

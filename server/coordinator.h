@@ -8,6 +8,7 @@
 
 #include <grpcpp/server.h>
 
+#include <atomic>
 #include <future>
 #include <memory>
 #include <string>
@@ -45,6 +46,10 @@ struct CoordinatorOptions {
   // config, refuse when it has another (server/run_folder.h).
   bool continue_run = false;
   int threads = 0;         // torch threads for evaluation; 0: all cores
+  // Evaluation's batches on this many threads (each with `threads` torch
+  // threads) at this much lower priority: common/learn/eval_batches.h.
+  int eval_threads = 1;
+  int eval_nice = 0;
   // After the run, keep serving /metrics this long (SIGTERM ends it), so a
   // scraper sees the final values.
   double metrics_linger_s = 0;
@@ -148,8 +153,11 @@ class Coordinator {
   int64_t first_round_ = 0;  // t of the first round this process runs
   double metrics_linger_s_ = 0;
 
-  // The previous round's Record, running beside this round.
+  // The previous round's Record, running beside this round. While this
+  // process waits for it, training has stopped: its evaluation's helper
+  // threads join in (--eval-threads, common/learn/eval_batches.h).
   std::future<absl::Status> pending_record_;
+  std::atomic<bool> record_waited_{false};
 
   // Evaluation history, for rounds.jsonl and summary.json. Written by
   // Record only; RunRound never reads it, so the two may overlap.

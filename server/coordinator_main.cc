@@ -1,6 +1,6 @@
 // shefl-coordinator --config FILE [--set key=value]... [--listen HOST:PORT]
 //     [--metrics-listen HOST:PORT] [--out DIR] [--resume RUN_DIR | --continue]
-//     [--threads N] [--metrics-linger-s S] [--tls-cert F --tls-key F
+//     [--threads N] [--eval-threads N] [--eval-nice D] [--metrics-linger-s S] [--tls-cert F --tls-key F
 //     [--tls-client-ca F] | --insecure] [--token-file F]
 #include <unistd.h>
 
@@ -25,6 +25,7 @@ constexpr const char* kUsage =
     "usage: shefl-coordinator --config FILE [--set key=value]...\n"
     "         [--listen HOST:PORT] [--metrics-listen HOST:PORT] [--out DIR]\n"
     "         [--resume RUN_DIR | --continue] [--threads N] [--metrics-linger-s S]\n"
+    "         [--eval-threads N] [--eval-nice D]\n"
     "         (--tls-cert FILE --tls-key FILE [--tls-client-ca FILE] | --insecure)\n"
     "         [--token-file FILE] [--health-listen HOST:PORT]\n"
     "  TLS is required unless --insecure; `shefl certs` makes the files.\n"
@@ -37,6 +38,10 @@ constexpr const char* kUsage =
     "              services that restart)\n"
     "  --metrics-linger-s: after the run, keep serving /metrics S seconds so\n"
     "                      Prometheus scrapes the final values (SIGTERM ends it)\n"
+    "  --eval-threads: evaluate on N threads (default 1), each with --threads\n"
+    "                  torch threads; the figures do not depend on N\n"
+    "  --eval-nice: run those threads D nice levels lower (0-19, default 0),\n"
+    "               so that training on the same machine goes first\n"
     "  --health-listen: a plaintext port serving only the gRPC health\n"
     "                   service (probes that cannot do TLS, e.g. Kubernetes')\n";
 
@@ -53,6 +58,8 @@ int main(int argc, char** argv) {
       {"--out", shefl::SetString(&o.out_dir)},
       {"--resume", shefl::SetString(&o.resume_dir)},
       {"--threads", shefl::SetInt("--threads", &o.threads)},
+      {"--eval-threads", shefl::SetInt("--eval-threads", &o.eval_threads)},
+      {"--eval-nice", shefl::SetInt("--eval-nice", &o.eval_nice)},
       {"--metrics-linger-s",
        shefl::SetSeconds("--metrics-linger-s", &o.metrics_linger_s)},
       {"--tls-cert", shefl::SetString(&o.tls.cert_file)},

@@ -139,7 +139,9 @@ absl::StatusOr<std::unique_ptr<Coordinator>> Coordinator::Create(
   auto results = RunResults::Open(config->out_dir);
   if (!results.ok()) return results.status();
   c->results_ = std::make_unique<RunResults>(std::move(*results));
-  auto evaluator = Evaluator::Create(*config);
+  auto evaluator =
+      Evaluator::Create(*config, EvalThreads{o.eval_threads, o.eval_nice,
+                                             &c->record_waited_});
   if (!evaluator.ok()) return evaluator.status();
   c->evaluator_ = std::move(*evaluator);
   if (TraitsOf(config->method).round_shape == RoundShape::kOneShot) {

@@ -1,5 +1,6 @@
 #include "server/evaluator.h"
 
+#include "absl/strings/str_cat.h"
 #include "common/data/data.h"
 #include "common/learn/device.h"
 #include "common/learn/flat_state.h"
@@ -8,9 +9,16 @@
 namespace shefl {
 
 absl::StatusOr<std::unique_ptr<Evaluator>> Evaluator::Create(
-    const ExperimentConfig& config) {
+    const ExperimentConfig& config, const EvalThreads& par) {
+  if (par.threads < 1)
+    return absl::InvalidArgumentError(
+        absl::StrCat("--eval-threads must be >= 1, got ", par.threads));
+  if (par.nice < 0 || par.nice > 19)
+    return absl::InvalidArgumentError(
+        absl::StrCat("--eval-nice must be 0-19, got ", par.nice));
   auto e = std::unique_ptr<Evaluator>(new Evaluator());
   e->config_ = config;
+  e->par_ = par;
   auto test = LoadDataset(config.data, /*train=*/false, config.seed);
   if (!test.ok()) return test.status();
   e->test_ = std::move(*test);
@@ -57,7 +65,7 @@ absl::StatusOr<EvalResult> Evaluator::Evaluate(
   // eval.precision: bf16 autocast on this thread (checked at Create).
   AutocastScope autocast(config_.eval.precision, device_);
   auto r = EvaluateEnsemble(nets_, test_, config_.eval.batch_size,
-                            config_.eval.max_test_samples, device_);
+                            config_.eval.max_test_samples, device_, {}, par_);
   if (!r.ok() || clients_ == nullptr) return r;
   auto c = clients_->Evaluate(nets_, config_.eval.batch_size, device_);
   if (!c.ok()) return c.status();

@@ -20,9 +20,10 @@ namespace shefl {
 
 class Evaluator {
  public:
-  // Loads the test split named by config.data and builds M networks.
+  // Loads the test split named by config.data and builds M networks; the
+  // ensemble's evaluation runs its batches as `par` says (CPU only).
   static absl::StatusOr<std::unique_ptr<Evaluator>> Create(
-      const ExperimentConfig& config);
+      const ExperimentConfig& config, const EvalThreads& par = {});
 
   // The M initial flat models: member m seeded by (seed, model-init, m).
   absl::StatusOr<std::vector<std::vector<float>>> InitialModels() const;
@@ -42,6 +43,7 @@ class Evaluator {
   int64_t dim_ = 0;
   std::unique_ptr<ClientEvaluator> clients_;  // null unless asked for
   c10::Device device_ = c10::Device(c10::kCPU);
+  EvalThreads par_;
 };
 
 }  // namespace shefl

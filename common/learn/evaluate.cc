@@ -197,22 +197,30 @@ class EvalModeGuard {
   std::vector<bool> was_training_;
 };
 
-// Runs all models over data[idx] in batches, feeding `acc`.
+// Runs all models over data[idx] in batches, feeding `acc` in batch order
+// (on `par.threads` CPU threads: common/learn/eval_batches.h).
 void RunModels(const std::vector<std::shared_ptr<Net>>& models,
                const Dataset& data, const at::Tensor& idx, int64_t batch,
-               c10::Device device, Accumulator& acc) {
+               c10::Device device, const EvalThreads& par, Accumulator& acc) {
   c10::NoGradGuard no_grad;
   EvalModeGuard mode(models);
   for (const auto& m : models) m->to(device);
   const at::Tensor index = idx.to(data.x.device());
-  for (int64_t b = 0; b < index.size(0); b += batch) {
-    at::Tensor sel = index.slice(0, b, std::min(index.size(0), b + batch));
-    at::Tensor x = data.x.index_select(0, sel).to(device);
-    at::Tensor y = data.y.index_select(0, sel.to(data.y.device()));
-    std::vector<at::Tensor> outs;
-    for (const auto& m : models) outs.push_back(m->forward(x).to(at::kFloat));
-    acc.Add(at::stack(outs, 0).log_softmax(2), y.to(device));
-  }
+  const int64_t n = index.size(0);
+  EvalThreads threads = par;
+  if (!device.is_cpu()) threads.threads = 1;
+  ForBatchesInOrder(
+      (n + batch - 1) / batch, threads,
+      [&](int64_t b) {
+        at::Tensor sel = index.slice(0, b * batch, std::min(n, (b + 1) * batch));
+        at::Tensor x = data.x.index_select(0, sel).to(device);
+        at::Tensor y = data.y.index_select(0, sel.to(data.y.device()));
+        std::vector<at::Tensor> outs;
+        for (const auto& m : models) outs.push_back(m->forward(x).to(at::kFloat));
+        return std::vector<at::Tensor>{at::stack(outs, 0).log_softmax(2),
+                                       y.to(device)};
+      },
+      [&](std::vector<at::Tensor>& r) { acc.Add(r[0], r[1]); });
 }
 
 // Runs all models over data[idx] in batches; member log-probabilities
@@ -293,7 +301,7 @@ absl::StatusOr<EvalResult> EvaluateFromProbs(
 absl::StatusOr<EvalResult> EvaluateEnsemble(
     const std::vector<std::shared_ptr<Net>>& models, const Dataset& data,
     int64_t batch_size, int64_t max_samples, c10::Device device,
-    const std::vector<double>& weights) {
+    const std::vector<double>& weights, const EvalThreads& par) {
   if (absl::Status st = CheckRun(models, data, batch_size); !st.ok()) return st;
   absl::StatusOr<std::vector<double>> w =
       MemberWeights(weights, static_cast<int64_t>(models.size()));
@@ -302,7 +310,8 @@ absl::StatusOr<EvalResult> EvaluateEnsemble(
   if (max_samples > 0) n = std::min(n, max_samples);
   try {
     Accumulator acc(*std::move(w));
-    RunModels(models, data, at::arange(n, at::kLong), batch_size, device, acc);
+    RunModels(models, data, at::arange(n, at::kLong), batch_size, device, par,
+              acc);
     return acc.Finish();
   } catch (const c10::Error& e) {
     return TorchError("EvaluateEnsemble", e);
@@ -318,7 +327,7 @@ absl::StatusOr<std::vector<double>> MemberLosses(
   try {
     Accumulator acc(std::vector<double>(models.size(), 1.0 / models.size()));
     RunModels(models, data, at::tensor(indices, at::kLong), batch_size, device,
-              acc);
+              EvalThreads{}, acc);
     return acc.Finish().member_nll;
   } catch (const c10::Error& e) {
     return TorchError("MemberLosses", e);

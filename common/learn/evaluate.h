@@ -43,6 +43,7 @@
 #include "absl/status/statusor.h"
 #include "common/fed/client_metrics.h"
 #include "common/data/dataset.h"
+#include "common/learn/eval_batches.h"
 #include "common/learn/models.h"
 
 namespace shefl {
@@ -93,11 +94,13 @@ absl::StatusOr<EvalResult> EvaluateFromProbs(
 
 // Runs every model over `data` (its first `max_samples`, all when <= 0) in
 // batches of `batch_size` under NoGradGuard in eval mode, on `device`
-// (models are moved there; each model's train/eval mode is restored).
+// (models are moved there; each model's train/eval mode is restored). On
+// the CPU, `par` shares the batches among threads (eval_batches.h); the
+// figures do not depend on it.
 absl::StatusOr<EvalResult> EvaluateEnsemble(
     const std::vector<std::shared_ptr<Net>>& models, const Dataset& data,
     int64_t batch_size, int64_t max_samples, c10::Device device,
-    const std::vector<double>& weights = {});
+    const std::vector<double>& weights = {}, const EvalThreads& par = {});
 
 // Each member's mean cross-entropy on data[indices] (e.g. a client's own
 // training shard): the loss_i(w_k) that PersonalisedWeights takes.
