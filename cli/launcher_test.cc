@@ -197,8 +197,8 @@ TEST_CASE("the plan gives each child the flags of its contract") {
   std::vector<std::string> coord = {
       "/b/shefl-coordinator", "--config", "c.yaml", "--set", "rounds=3",
       "--listen", "127.0.0.1:1001", "--metrics-listen", "127.0.0.1:1002",
-      "--out", "R", "--threads", "1", "--eval-threads", "4", "--tls-cert", "R/certs/server.pem", "--tls-key",
-      "R/certs/server.key", "--tls-client-ca", "R/certs/ca.pem",
+      "--out", "R", "--threads", "1", "--eval-threads", "4", "--tls-cert",
+      "R/certs/server.pem", "--tls-key", "R/certs/server.key", "--tls-client-ca", "R/certs/ca.pem",
       "--token-file", "R/certs/token"};
   CHECK(plan.coordinator.argv == coord);
   CHECK(plan.coordinator.log_path == "R/logs/coordinator.log");

@@ -1,7 +1,8 @@
 // shefl-coordinator --config FILE [--set key=value]... [--listen HOST:PORT]
 //     [--metrics-listen HOST:PORT] [--out DIR] [--resume RUN_DIR | --continue]
-//     [--threads N] [--eval-threads N] [--eval-nice D] [--metrics-linger-s S] [--tls-cert F --tls-key F
-//     [--tls-client-ca F] | --insecure] [--token-file F]
+//     [--threads N] [--eval-threads N] [--eval-nice D] [--metrics-linger-s S]
+//     [--tls-cert F --tls-key F [--tls-client-ca F] | --insecure]
+//     [--token-file F]
 #include <unistd.h>
 
 #include <atomic>
@@ -38,10 +39,11 @@ constexpr const char* kUsage =
     "              services that restart)\n"
     "  --metrics-linger-s: after the run, keep serving /metrics S seconds so\n"
     "                      Prometheus scrapes the final values (SIGTERM ends it)\n"
-    "  --eval-threads: evaluate on N threads (default 1), each with --threads\n"
-    "                  torch threads; the figures do not depend on N\n"
-    "  --eval-nice: run those threads D nice levels lower (0-19, default 0),\n"
-    "               so that training on the same machine goes first\n"
+    "  --eval-threads: an evaluation runs on one thread beside the next\n"
+    "                  round's training, on N (default 1) while the round\n"
+    "                  loop waits for it (the last round); each thread has\n"
+    "                  --threads torch threads; the figures do not depend on N\n"
+    "  --eval-nice: run those threads D nice levels lower (0-19, default 0)\n"
     "  --health-listen: a plaintext port serving only the gRPC health\n"
     "                   service (probes that cannot do TLS, e.g. Kubernetes')\n";
 

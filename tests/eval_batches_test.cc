@@ -20,6 +20,7 @@
 #include "common/learn/evaluate.h"
 #include "common/learn/models.h"
 #include "common/learn/precision.h"
+#include "server/evaluator.h"
 
 namespace shefl {
 namespace {
@@ -139,6 +140,18 @@ TEST_CASE("an ensemble's figures do not depend on the evaluation threads") {
     CheckSame(*b1, *b3);
     CHECK(b3->ensemble_nll != one->ensemble_nll);
   }
+}
+
+TEST_CASE("bad evaluation thread flags are refused at start, named") {
+  ExperimentConfig config;
+  auto none = Evaluator::Create(config, EvalThreads{0, 0});
+  REQUIRE_FALSE(none.ok());
+  CHECK_THAT(std::string(none.status().message()),
+             Catch::Contains("--eval-threads"));
+  auto nice = Evaluator::Create(config, EvalThreads{2, 20});
+  REQUIRE_FALSE(nice.ok());
+  CHECK_THAT(std::string(nice.status().message()),
+             Catch::Contains("--eval-nice"));
 }
 
 }  // namespace

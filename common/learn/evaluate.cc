@@ -197,6 +197,23 @@ class EvalModeGuard {
   std::vector<bool> was_training_;
 };
 
+// The members' log-probabilities [M, b, C] (fp32) on one batch x.
+at::Tensor BatchLogProbs(const std::vector<std::shared_ptr<Net>>& models,
+                         const at::Tensor& x) {
+  std::vector<at::Tensor> outs;
+  for (const auto& m : models) outs.push_back(m->forward(x).to(at::kFloat));
+  return at::stack(outs, 0).log_softmax(2);
+}
+
+// Batch b of `index` (its last batch may be short).
+at::Tensor BatchIndex(const at::Tensor& index, int64_t b, int64_t batch) {
+  return index.slice(0, b * batch, std::min(index.size(0), (b + 1) * batch));
+}
+
+int64_t NumBatches(const at::Tensor& index, int64_t batch) {
+  return (index.size(0) + batch - 1) / batch;
+}
+
 // Runs all models over data[idx] in batches, feeding `acc` in batch order
 // (on `par.threads` CPU threads: common/learn/eval_batches.h).
 void RunModels(const std::vector<std::shared_ptr<Net>>& models,
@@ -206,19 +223,16 @@ void RunModels(const std::vector<std::shared_ptr<Net>>& models,
   EvalModeGuard mode(models);
   for (const auto& m : models) m->to(device);
   const at::Tensor index = idx.to(data.x.device());
-  const int64_t n = index.size(0);
   EvalThreads threads = par;
   if (!device.is_cpu()) threads.threads = 1;
   ForBatchesInOrder(
-      (n + batch - 1) / batch, threads,
+      NumBatches(index, batch), threads,
       [&](int64_t b) {
-        at::Tensor sel = index.slice(0, b * batch, std::min(n, (b + 1) * batch));
-        at::Tensor x = data.x.index_select(0, sel).to(device);
+        const at::Tensor sel = BatchIndex(index, b, batch);
         at::Tensor y = data.y.index_select(0, sel.to(data.y.device()));
-        std::vector<at::Tensor> outs;
-        for (const auto& m : models) outs.push_back(m->forward(x).to(at::kFloat));
-        return std::vector<at::Tensor>{at::stack(outs, 0).log_softmax(2),
-                                       y.to(device)};
+        return std::vector<at::Tensor>{
+            BatchLogProbs(models, data.x.index_select(0, sel).to(device)),
+            y.to(device)};
       },
       [&](std::vector<at::Tensor>& r) { acc.Add(r[0], r[1]); });
 }
@@ -233,13 +247,9 @@ at::Tensor CollectLogProbs(const std::vector<std::shared_ptr<Net>>& models,
   for (const auto& m : models) m->to(device);
   const at::Tensor index = idx.to(data.x.device());
   std::vector<at::Tensor> parts;
-  for (int64_t b = 0; b < index.size(0); b += batch) {
-    at::Tensor sel = index.slice(0, b, std::min(index.size(0), b + batch));
-    at::Tensor x = data.x.index_select(0, sel).to(device);
-    std::vector<at::Tensor> outs;
-    for (const auto& m : models) outs.push_back(m->forward(x).to(at::kFloat));
-    parts.push_back(
-        at::stack(outs, 0).log_softmax(2).to(at::kCPU, at::kFloat));
+  for (int64_t b = 0; b < NumBatches(index, batch); ++b) {
+    at::Tensor x = data.x.index_select(0, BatchIndex(index, b, batch)).to(device);
+    parts.push_back(BatchLogProbs(models, x).to(at::kCPU, at::kFloat));
   }
   if (parts.empty()) {
     return at::empty({static_cast<int64_t>(models.size()), 0, data.num_classes},
