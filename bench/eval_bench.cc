@@ -1,5 +1,5 @@
 // How fast does the coordinator evaluate? EvaluateEnsemble (the path
-// server/evaluator.cc takes) over the paper CNN's 5 members on fake
+// server/round/evaluator.cc takes) over the paper CNN's 5 members on fake
 // Fashion-MNIST images, on one thread, for each eval.batch_size and
 // eval.precision given, in alternating sittings; prints samples per second
 // (medians). Run: build/bin/eval_bench [samples] [sittings]

@@ -1,5 +1,5 @@
 // LocalTrainer::LabelCounts: a client's label histogram, the only thing of
-// its data a HASA run sends (003: counts, never samples).
+// its data a HASA run sends (the HASA paper: counts, never samples).
 #include "client/local_trainer.h"
 #include "common/data/data.h"
 #include "common/net/label_counts.h"

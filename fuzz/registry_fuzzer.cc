@@ -1,4 +1,4 @@
-// Fuzzes the registration handler's state (server/client_registry.h) with
+// Fuzzes the registration handler's state (server/state/client_registry.h) with
 // sequences of calls from a few identities, names and client ids, as
 // daemons (honest, restarted or hostile) can make them.
 //
@@ -19,7 +19,7 @@
 #include "absl/strings/str_split.h"
 #include "fuzz/fuzz_check.h"
 #include "fuzz/registry_model.h"
-#include "server/client_registry.h"
+#include "server/state/client_registry.h"
 
 namespace shefl {
 namespace {

@@ -2,7 +2,7 @@
 // session handed out, who first registered each client, the first shard
 // size of each, and the registry's observable state, so that each call's
 // outcome and the state after it can be checked against the rules of
-// server/client_registry.h.
+// server/state/client_registry.h.
 #ifndef SHEFL_FUZZ_REGISTRY_MODEL_H_
 #define SHEFL_FUZZ_REGISTRY_MODEL_H_
 
@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "server/client_registry.h"
+#include "server/state/client_registry.h"
 
 namespace shefl {
 

@@ -1,6 +1,6 @@
-// Fuzzes the upload-stream assembler (server/upload_assembler.h) with the
+// Fuzzes the upload-stream assembler (server/state/upload_assembler.h) with the
 // chunk sequences a peer can send, driven the way the UploadDelta reactor
-// (server/coordinator_upload.cc) drives it.
+// (server/rpc/coordinator_upload.cc) drives it.
 //
 // Input: the stream as it crosses the wire, gRPC's length-prefixed
 // messages (a 0 byte, a 4-byte big-endian length, a serialized DeltaChunk),
@@ -16,8 +16,8 @@
 #include <google/protobuf/stubs/logging.h>
 
 #include "fuzz/fuzz_check.h"
-#include "server/round_state.h"
-#include "server/upload_assembler.h"
+#include "server/state/round_state.h"
+#include "server/state/upload_assembler.h"
 
 namespace shefl {
 namespace {

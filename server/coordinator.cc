@@ -1,4 +1,4 @@
-// The round state machine. One round, as DESIGN.md section 1 tells it:
+// The round state machine. One round, as docs/DESIGN.md tells it:
 //   1. sample the cohort, assign models by the permutation, compute k;
 //   2. push a task to each sampled client;
 //   3-4. the gRPC handlers serve downloads and take uploads meanwhile;
@@ -16,14 +16,12 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "common/core/failpoint.h"
-#include "common/core/resources.h"
-#include "server/ownership_file.h"
-#include "server/waiting_line.h"
-#include "server/robust_round.h"
 #include "common/core/log.h"
+#include "common/core/resources.h"
 #include "common/fed/lr_schedule.h"
-#include "server/eval_report.h"
-#include "server/fens_round.h"
+#include "server/round/eval_report.h"
+#include "server/run/ownership_file.h"
+#include "server/waiting_line.h"
 
 namespace shefl {
 
@@ -127,7 +125,7 @@ absl::Status Coordinator::RunRound(int64_t t) {
   // 1. Cohort, assignment and budgets.
   // Only clients whose daemon is connected now: a lost daemon's clients
   // would only cost the round its deadline.
-  // Stallers sitting out (server/staller_book.h) are left out too.
+  // Stallers sitting out (server/state/staller_book.h) are left out too.
   // With every client connected and none sitting out there is no filter:
   // the draw is the same, and costs O(C) instead of O(N).
   Availability connected = [this, round](int64_t id) {
@@ -135,10 +133,7 @@ absl::Status Coordinator::RunRound(int64_t t) {
   };
   if (state_->registry.AllConnected() && stallers_->BenchedCount(round) == 0)
     connected = nullptr;
-  // FENS: every connected client trains the one initial model, once.
-  const RoundPlan plan = fens_ ? FensPlan(cfg, scheduler_->k_lpc(), connected)
-                               : scheduler_->Plan(t, connected,
-                                                  capacity_->ForRound());
+  const RoundPlan plan = kind_->Plan(t, connected);
   std::vector<uint64_t> versions;
   for (int64_t m = 0; m < cfg.model.num_models; ++m)
     versions.push_back(state_->store->Version(m));
@@ -179,59 +174,28 @@ absl::Status Coordinator::RunRound(int64_t t) {
                          round_state->accepted(), "/", round_state->expected(),
                          " updates in"));
   const nlohmann::json stallers = RecordStallers(*round_state, round, !complete);
-  absl::StatusOr<int64_t> not_published = 0;
-  nlohmann::json robust;
-  if (fens_) {
-    if (auto st = KeepFensMembers(aggregators); !st.ok()) return st;
-  } else {
-    robust = BoundRoundUpdates(cfg, &aggregators,
-                               state_->registry.ShardsBounded(),
-                               &state_->metrics);
-    not_published = Aggregate(aggregators);
-  }
-  if (!not_published.ok()) return not_published.status();
+  auto closed = kind_->Close(aggregators);
+  if (!closed.ok()) return closed.status();
 
   // The rest (evaluation, the line, the checkpoint) runs beside the next
   // round's training, from snapshots of what this round published. It
   // lags by at most one round: before this round's record starts, the
   // previous one is done, so a resumed run goes back at most one round
   // past a round it has handed out (client/residual_book.h keeps what
-  // that needs).
-  // The previous round's record must be done before this one's starts:
-  // its wait (evaluation outlasting a round) is part of this round's wall
-  // time, not of the coordinator's own.
+  // that needs). The previous record's wait (evaluation outlasting a
+  // round) is part of this round's wall time, not of the coordinator's.
   const auto record_wait_start = Clock::now();
   if (auto st = WaitForRecord(); !st.ok()) return st;
   const double record_wait = Since(record_wait_start);
   PendingRecord rec;
   rec.round = round;
-  std::tie(rec.models, rec.versions) = state_->store->Snapshot();
-  if (fens_) {
-    // The members are the round's models: evaluated, and checkpointed
-    // (so a resumed run's model_sha256 is theirs too).
-    rec.models = fens_members_;
-    rec.versions.assign(rec.models.size(), 1);
-    rec.fens_clients = fens_clients_;
-  }
-  if (server_opt_ && server_opt_->active())
-    rec.optimizer = std::make_shared<const ServerOptimizer>(*server_opt_);
+  rec.closed = std::move(*closed);
   rec.evaluate = round % cfg.eval.every == 0 || round == cfg.rounds;
   rec.wall = Since(start);
   rec.own = own + Since(close_start) - record_wait;
-  rec.line = RoundLine(*round_state, rec.wall, rec.own);
-  capacity_->AddFields(plan, &rec.line, state_->metrics);
-  rec.line["wait_seconds"] = waited;
-  rec.line["record_wait_seconds"] = record_wait;
-  rec.line["models_not_published"] = *not_published;
-  if (!robust.is_null()) rec.line["robust"] = std::move(robust);
-  rec.line["stallers"] = stallers;
-  rec.line["max_abs_weight"] = max_abs_weight_;
+  rec.line = PendingLine(*round_state, plan, rec, waited, record_wait,
+                         stallers);
   const DownloadBook::Bytes dl = state_->downloads.Round(round);
-  rec.line["download_bytes_logical"] = dl.logical();
-  rec.line["download_bytes_physical"] = dl.physical();
-  rec.line["downloads"] = {
-      {"logical", {{"up", dl.logical_up}, {"down", dl.logical_down}}},
-      {"physical", {{"up", dl.physical_up}, {"down", dl.physical_down}}}};
   rec.summary = absl::StrFormat(
       "up %.2f MB  down %.2f MB (%.2f MB on the wire)  %d accepted %d "
       "rejected %d late  %.1f s (own %.2f s)",
@@ -249,6 +213,26 @@ absl::Status Coordinator::RunRound(int64_t t) {
   return absl::OkStatus();
 }
 
+nlohmann::json Coordinator::PendingLine(const RoundState& rs,
+                                        const RoundPlan& plan,
+                                        const PendingRecord& rec, double waited,
+                                        double record_wait,
+                                        const nlohmann::json& stallers) const {
+  nlohmann::json line = RoundLine(rs, rec.wall, rec.own);
+  capacity_->AddFields(plan, &line, state_->metrics);
+  line["wait_seconds"] = waited;
+  line["record_wait_seconds"] = record_wait;
+  for (const auto& [key, value] : rec.closed.fields.items()) line[key] = value;
+  line["stallers"] = stallers;
+  const DownloadBook::Bytes dl = state_->downloads.Round(rec.round);
+  line["download_bytes_logical"] = dl.logical();
+  line["download_bytes_physical"] = dl.physical();
+  line["downloads"] = {
+      {"logical", {{"up", dl.logical_up}, {"down", dl.logical_down}}},
+      {"physical", {{"up", dl.physical_up}, {"down", dl.physical_down}}}};
+  return line;
+}
+
 absl::Status Coordinator::WaitForRecord() {
   if (!pending_record_.valid()) return absl::OkStatus();
   record_waited_ = true;
@@ -264,21 +248,8 @@ absl::Status Coordinator::Record(const PendingRecord& rec) {
   const ExperimentConfig& cfg = state_->config;
   const auto eval_start = Clock::now();
   nlohmann::json line = rec.line;
-  if (rec.evaluate && fens_) {
-    auto fr = fens_->Evaluate(rec.models, rec.fens_clients);
-    if (!fr.ok()) return fr.status();
-    RecordEvaluation(fr->ensemble, rec.round);
-    AddFensFields(cfg, state_->store->dim(), *fr, rec.fens_clients, &line);
-    LogLine("coordinator",
-            absl::StrFormat("FENS: %d members, %s aggregator (%d parameters, "
-                            "fitted on %d proxy samples in %.1f s): accuracy "
-                            "%.4f, plain mean %.4f",
-                            rec.fens_clients.size(), fr->aggregator,
-                            fr->aggregator_params, fr->proxy_samples,
-                            fr->fit_seconds, fr->ensemble.ensemble_accuracy,
-                            fr->mean.ensemble_accuracy));
-  } else if (rec.evaluate) {
-    auto eval = evaluator_->Evaluate(rec.models);
+  if (rec.evaluate) {
+    auto eval = rec.closed.evaluate(&line);
     if (!eval.ok()) return eval.status();
     RecordEvaluation(*eval, rec.round);
   }
@@ -288,17 +259,19 @@ absl::Status Coordinator::Record(const PendingRecord& rec) {
   Failpoint("rounds.after_append");
   // The optimiser's state first, under its round: a crash before the
   // checkpoint's rename leaves the previous round's state beside it.
-  if (rec.optimizer) {
-    if (auto st = rec.optimizer->Save(
+  const auto& optimizer = rec.closed.optimizer;
+  if (optimizer) {
+    if (auto st = optimizer->Save(
             results_->server_optimizer_path(rec.round), rec.round);
         !st.ok())
       return st;
   }
   if (auto st = ModelStore::SaveCheckpoint(results_->checkpoint_path(),
-                                           rec.round, rec.models, rec.versions);
+                                           rec.round, rec.closed.models,
+                                           rec.closed.versions);
       !st.ok())
     return st;
-  if (rec.optimizer && rec.round > 1)
+  if (optimizer && rec.round > 1)
     std::remove(results_->server_optimizer_path(rec.round - 1).c_str());
   if (auto st = SaveOwnership(results_->ownership_path(),
                               state_->registry.GetOwnership());
@@ -406,59 +379,6 @@ void Coordinator::PushTasks(const std::map<int64_t, v1::FeedMessage>& tasks) {
     }
     owner->feed.Push(task);
   }
-}
-
-absl::StatusOr<int64_t> Coordinator::Aggregate(
-    std::vector<ModelAggregator>& aggs) {
-  int64_t not_published = 0;
-  // Over every member, updated this round or not.
-  max_abs_weight_ = 0;
-  for (size_t m = 0; m < aggs.size(); ++m) {
-    if (aggs[m].num_updates() == 0)
-      max_abs_weight_ =
-          std::max(max_abs_weight_, MaxAbsWeight(*state_->store->Get(m)));
-    if (aggs[m].num_updates() == 0) continue;
-    std::vector<float> w = *state_->store->Get(m);
-    if (server_opt_ && server_opt_->active()) {
-      // The rule's step alone, then the optimiser's move.
-      std::vector<float> delta(w.size(), 0.0f);
-      if (auto st = aggs[m].ApplyTo(&delta); !st.ok()) return st;
-      server_opt_->Step(static_cast<int64_t>(m), delta, &w);
-    } else if (auto st = aggs[m].ApplyTo(&w); !st.ok()) {
-      return st;
-    }
-    // Each update was finite, yet their weighted sum can still overflow:
-    // such a model is never published, the previous one stays.
-    const auto bad = std::find_if(w.begin(), w.end(),
-                                  [](float v) { return !std::isfinite(v); });
-    if (bad != w.end()) {
-      state_->metrics.CountModelNotPublished();
-      ++not_published;
-      LogLine("coordinator",
-              absl::StrCat("model ", m, ": aggregate has a non-finite weight "
-                           "at index ", bad - w.begin(),
-                           "; kept the previous model"));
-      continue;
-    }
-    max_abs_weight_ = std::max(max_abs_weight_, MaxAbsWeight(w));
-    state_->store->Publish(m, std::move(w));
-  }
-  state_->metrics.SetMaxAbsWeight(max_abs_weight_);
-  return not_published;
-}
-
-absl::Status Coordinator::KeepFensMembers(
-    const std::vector<ModelAggregator>& aggs) {
-  fens_members_.clear();
-  fens_clients_.clear();
-  if (aggs.empty() || aggs[0].num_updates() == 0)
-    return absl::FailedPreconditionError(
-        "FENS: no client model arrived in the round; nothing to ensemble");
-  auto members =
-      FensMembers(*state_->store->Get(0), aggs[0].updates(), &fens_clients_);
-  if (!members.ok()) return members.status();
-  fens_members_ = std::move(*members);
-  return absl::OkStatus();
 }
 
 void Coordinator::RecordEvaluation(const EvalResult& r, int64_t round) {

@@ -1,6 +1,8 @@
 // shefl-coordinator: holds the M global models, runs the rounds, and
 // serves the daemons over gRPC. Run() is the round state machine; see
-// coordinator.cc, which reads top to bottom as DESIGN.md section 1 does.
+// coordinator.cc, which reads top to bottom as docs/DESIGN.md's round
+// does. What a method's round does with the updates is its RoundKind's
+// (server/round/round_kind.h): the Coordinator names no method.
 // Not thread-safe: Run() is the round loop; what it shares with the gRPC
 // handlers is CoordinatorState's, which is thread-safe.
 #ifndef SHEFL_SERVER_COORDINATOR_H_
@@ -10,6 +12,7 @@
 
 #include <atomic>
 #include <future>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -17,49 +20,19 @@
 #include <nlohmann/json.hpp>
 
 #include "absl/status/statusor.h"
-#include "common/net/metrics_server.h"
 #include "common/fed/schedule.h"
-#include "server/capacity_plan.h"
-#include "server/coordinator_service.h"
-#include "common/net/tls.h"
-#include "server/coordinator_state.h"
-#include "server/evaluator.h"
-#include "server/fens_ensemble.h"
-#include "server/health_port.h"
-#include "server/run_results.h"
-#include "server/staller_book.h"
-#include "common/fed/server_optimizer.h"
+#include "common/net/metrics_server.h"
+#include "server/round/capacity_plan.h"
+#include "server/round/evaluator.h"
+#include "server/round/round_kind.h"
+#include "server/rpc/coordinator_service.h"
+#include "server/rpc/coordinator_state.h"
+#include "server/rpc/health_port.h"
+#include "server/run/coordinator_options.h"
+#include "server/run/run_results.h"
+#include "server/state/staller_book.h"
 
 namespace shefl {
-
-struct CoordinatorOptions {
-  std::string config_path;
-  std::vector<std::string> overrides;  // --set key=value
-  std::string listen = "127.0.0.1:50051";
-  std::string metrics_listen;
-  // A plaintext port serving only the gRPC health service, for probes
-  // that cannot speak TLS (Kubernetes' native gRPC probes). Empty: none.
-  std::string health_listen;
-  std::string out_dir;     // overrides config out_dir
-  std::string resume_dir;  // continue this run from its checkpoint
-  // With config_path: resume the results folder's run when it has this
-  // config, refuse when it has another (server/run_folder.h).
-  bool continue_run = false;
-  int threads = 0;         // torch threads for evaluation; 0: all cores
-  // Evaluation's batches on this many threads (each with `threads` torch
-  // threads) at this much lower priority: common/learn/eval_batches.h.
-  int eval_threads = 1;
-  int eval_nice = 0;
-  // After the run, keep serving /metrics this long (SIGTERM ends it), so a
-  // scraper sees the final values.
-  double metrics_linger_s = 0;
-  // TLS certificate and key, client CA (mutual TLS), token, --insecure.
-  TlsOptions tls;
-  // Calls open at once per peer host and per identity
-  // (server/call_limits.h); 0: the defaults. Tests lower them.
-  int max_calls_per_host = 0;
-  int max_calls_per_identity = 0;
-};
 
 class Coordinator {
  public:
@@ -93,12 +66,6 @@ class Coordinator {
   // the round's `stallers` record.
   nlohmann::json RecordStallers(const RoundState& rs, int64_t round,
                                 bool deadline);
-  // Applies the round's aggregates; returns how many were not published
-  // (a non-finite weight: the previous model stays).
-  absl::StatusOr<int64_t> Aggregate(std::vector<ModelAggregator>& aggregators);
-  // FENS: keeps each client's model (global + its update) as a member
-  // instead of folding the updates (server/fens_ensemble.h).
-  absl::Status KeepFensMembers(const std::vector<ModelAggregator>& aggregators);
   nlohmann::json RoundLine(const RoundState& state, double wall,
                            double own_seconds) const;
   void RecordEvaluation(const EvalResult& r, int64_t round);
@@ -106,36 +73,31 @@ class Coordinator {
   // published, write its line, checkpoint.
   struct PendingRecord {
     int64_t round = 0;
-    std::vector<ModelSnapshot> models;
-    std::vector<uint64_t> versions;
+    ClosedRound closed;  // the models, and how to evaluate them
     bool evaluate = false;
     double wall = 0, own = 0;
     nlohmann::json line;  // without the evaluation's figures
-    std::vector<int64_t> fens_clients;  // FENS: whose model each member is
-    // The server optimiser's state after this round (null when none).
-    std::shared_ptr<const ServerOptimizer> optimizer;
     std::string summary;  // for the log line
   };
+  // The round's line before its evaluation: RoundLine and what the round
+  // loop adds (timings, stallers, downloads).
+  nlohmann::json PendingLine(const RoundState& rs, const RoundPlan& plan,
+                             const PendingRecord& rec, double waited,
+                             double record_wait,
+                             const nlohmann::json& stallers) const;
   absl::Status Record(const PendingRecord& rec);
   // Waits for the previous round's Record; its status.
   absl::Status WaitForRecord();
   void AddEvaluation(nlohmann::json* line) const;
-  uint64_t RecordedSum(const char* key) const;
   absl::Status Finish(double wall_seconds);
   void ShutdownDaemons();
   void LingerForScrapes();
 
   std::unique_ptr<CoordinatorState> state_;
   std::unique_ptr<Evaluator> evaluator_;
-  // method fens: the ensemble of client models and its aggregator; null
-  // for every other method. fens_members_ / fens_clients_ are written by
-  // RunRound before the round's Record starts.
-  std::unique_ptr<FensEnsemble> fens_;
-  // aggregation.server_optimizer's state (common/fed/server_optimizer.h);
-  // stepped by RunRound only.
-  std::unique_ptr<ServerOptimizer> server_opt_;
-  std::vector<ModelSnapshot> fens_members_;
-  std::vector<int64_t> fens_clients_;
+  // What the method's round does with the updates (Plan and Close run on
+  // the round loop only).
+  std::unique_ptr<RoundKind> kind_;
   std::unique_ptr<Scheduler> scheduler_;
   std::unique_ptr<CapacityPlan> capacity_;  // capacity levels, HASA
   std::unique_ptr<StallerBook> stallers_;   // strikes; the round loop's
@@ -145,7 +107,6 @@ class Coordinator {
   std::unique_ptr<HealthPort> health_port_;  // --health-listen
   std::unique_ptr<MetricsServer> exposer_;
   int port_ = 0;
-  double max_abs_weight_ = 0;  // over the members, after Aggregate
   // Registration of this sitting (summary.json `registration`): how long
   // until every client (or the quorum) was connected, and the resident
   // memory that took (the registry's cost per client).

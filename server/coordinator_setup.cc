@@ -6,26 +6,26 @@
 #include <grpcpp/server_builder.h>
 
 #include <chrono>
+#include <ctime>
 #include <filesystem>
 #include <optional>
-#include <ctime>
-#include <fstream>
 #include <thread>
 
 #include "absl/strings/str_cat.h"
-#include "common/learn/device.h"
-#include "common/net/keepalive.h"
-#include "common/core/log.h"
-#include "common/net/metrics_server.h"
-#include "common/core/resources.h"
 #include "common/core/fd_reserve.h"
-#include "server/run_folder.h"
-#include "server/ownership_file.h"
-#include "server/staller_book.h"
-#include "server/coordinator.h"
-#include "server/fens_round.h"
+#include "common/core/log.h"
+#include "common/core/resources.h"
 #include "common/fed/config_load.h"
 #include "common/fed/methods/registry.h"
+#include "common/learn/device.h"
+#include "common/net/keepalive.h"
+#include "common/net/metrics_server.h"
+#include "server/coordinator.h"
+#include "server/run/ownership_file.h"
+#include "server/run/rounds_log.h"
+#include "server/run/run_folder.h"
+#include "server/run_history.h"
+#include "server/state/staller_book.h"
 
 namespace shefl {
 
@@ -40,73 +40,11 @@ std::string DefaultOutDir(const ExperimentConfig& cfg) {
   return absl::StrCat("results/", cfg.name, "-", stamp);
 }
 
-// History of a run being resumed: best accuracy, first round at threshold.
-// What the rounds before a resume said: best accuracy, the threshold
-// round, wall time, and the last evaluation (the summary's "final" figures
-// when the resumed process evaluates nothing before it ends).
-// A number of a round line; 0 when absent or not a number (a NaN loss is
-// written as null).
-double Num(const nlohmann::json& j, const char* key) {
-  auto it = j.find(key);
-  return it != j.end() && it->is_number() ? it->get<double>() : 0.0;
-}
-
-// A round line's traffic: its clients' and its daemons' counts.
-ByteCounts LineBytes(const nlohmann::json& j) {
-  ByteCounts sum;
-  auto add = [&sum](const nlohmann::json& b) {
-    if (!b.is_object()) return;
-    ByteCounts c;
-    c.payload_up = static_cast<uint64_t>(Num(b, "payload_up"));
-    c.payload_down = static_cast<uint64_t>(Num(b, "payload_down"));
-    c.control_up = static_cast<uint64_t>(Num(b, "control_up"));
-    c.control_down = static_cast<uint64_t>(Num(b, "control_down"));
-    sum += c;
-  };
-  if (auto by = j.find("bytes_by_client"); by != j.end() && by->is_object())
-    for (const auto& [client, b] : by->items()) add(b);
-  if (auto d = j.find("daemon_bytes"); d != j.end()) add(*d);
-  return sum;
-}
-
-void ReadHistory(const std::string& dir, double threshold, double* best,
-                 int64_t* to_threshold, double* wall, EvalResult* last,
-                 bool* evaluated, ByteCounts* bytes) {
-  std::ifstream in(dir + "/rounds.jsonl");
-  std::string line;
-  while (std::getline(in, line)) {
-    auto j = nlohmann::json::parse(line, nullptr, false);
-    if (j.is_discarded()) continue;
-    if (!j.is_object()) continue;
-    const double acc = Num(j, "ensemble_accuracy");
-    *best = std::max(*best, acc);
-    if (*to_threshold < 0 && acc >= threshold)
-      *to_threshold = static_cast<int64_t>(Num(j, "round"));
-    *wall += Num(j, "wall_seconds");
-    *bytes += LineBytes(j);
-    if (auto e = j.find("evaluated");
-        e != j.end() && e->is_boolean() && e->get<bool>()) {
-      *evaluated = true;
-      last->ensemble_accuracy = acc;
-      last->ensemble_nll = Num(j, "ensemble_loss");
-      last->member_accuracy.clear();
-      if (auto m = j.find("model_accuracy"); m != j.end() && m->is_array())
-        for (const auto& a : *m)
-          last->member_accuracy.push_back(a.is_number() ? a.get<double>() : 0.0);
-    }
-  }
-}
-
-// A checkpoint the config in force can continue: the same number of
-// members (FENS checkpoints its client models instead) and weights each.
-absl::Status CheckResumable(const ModelStore& store,
-                            const ExperimentConfig& config, int64_t dim,
-                            bool one_shot) {
-  if (!one_shot && store.num_models() != config.model.num_models)
-    return absl::FailedPreconditionError(absl::StrCat(
-        "--resume: the checkpoint holds ", store.num_models(),
-        " models, model.num_models is ", config.model.num_models,
-        "; a run cannot change it (start a new run with --out)"));
+// A checkpoint the config in force can continue: as many models as the
+// kind of round keeps, of as many weights as the model has.
+absl::Status CheckResumable(const ModelStore& store, const RoundKind& kind,
+                            const ExperimentConfig& config, int64_t dim) {
+  if (auto st = kind.CheckCheckpoint(store.num_models()); !st.ok()) return st;
   if (static_cast<int64_t>(store.dim()) != dim)
     return absl::FailedPreconditionError(absl::StrCat(
         "--resume: the checkpoint's models have ", store.dim(),
@@ -144,13 +82,9 @@ absl::StatusOr<std::unique_ptr<Coordinator>> Coordinator::Create(
                                              &c->record_waited_});
   if (!evaluator.ok()) return evaluator.status();
   c->evaluator_ = std::move(*evaluator);
-  if (TraitsOf(config->method).round_shape == RoundShape::kOneShot) {
-    auto device = ResolveDevice(config->device);
-    if (!device.ok()) return device.status();
-    auto fens = FensEnsemble::Create(*config, *device);
-    if (!fens.ok()) return fens.status();
-    c->fens_ = std::move(*fens);
-  }
+  auto kind = MakeRoundKind(*config);
+  if (!kind.ok()) return kind.status();
+  c->kind_ = std::move(*kind);
 
   std::unique_ptr<ModelStore> store;
   std::optional<ClientRegistry::Ownership> ownership;  // a resumed run's
@@ -165,8 +99,8 @@ absl::StatusOr<std::unique_ptr<Coordinator>> Coordinator::Create(
     if (!ck.ok()) return ck.status();
     // Refused before anything of the run is rewritten (rounds.jsonl,
     // config.yaml): the run stays as it was.
-    if (auto st = CheckResumable(*ck->first, *config, c->evaluator_->dim(),
-                                 c->fens_ != nullptr);
+    if (auto st = CheckResumable(*ck->first, *c->kind_, *config,
+                                 c->evaluator_->dim());
         !st.ok())
       return st;
     auto owners = LoadOwnership(c->results_->ownership_path());
@@ -175,9 +109,14 @@ absl::StatusOr<std::unique_ptr<Coordinator>> Coordinator::Create(
     store = std::move(ck->first);
     c->first_round_ = ck->second;
     if (auto st = c->results_->TruncateRounds(ck->second); !st.ok()) return st;
-    ReadHistory(config->out_dir, config->eval.threshold, &c->best_accuracy_,
-                &c->rounds_to_threshold_, &c->prior_wall_seconds_,
-                &c->last_eval_, &c->evaluated_, &c->prior_bytes_);
+    const RunHistory h =
+        ReadRunHistory(config->out_dir, config->eval.threshold);
+    c->best_accuracy_ = h.best_accuracy;
+    c->rounds_to_threshold_ = h.rounds_to_threshold;
+    c->prior_wall_seconds_ = h.wall_seconds;
+    c->last_eval_ = h.last_eval;
+    c->evaluated_ = h.evaluated;
+    c->prior_bytes_ = h.bytes;
     LogLine("coordinator", absl::StrCat("resuming ", config->out_dir,
                                         " after round ", ck->second));
   } else {
@@ -189,17 +128,6 @@ absl::StatusOr<std::unique_ptr<Coordinator>> Coordinator::Create(
     return absl::FailedPreconditionError(absl::StrCat(
         "checkpoint models have ", store->dim(), " weights, model '",
         config->model.name, "' has ", c->evaluator_->dim()));
-  auto opt = ServerOptimizer::Create(config->aggregation,
-                                     config->model.num_models, store->dim());
-  if (!opt.ok()) return opt.status();
-  c->server_opt_ = std::make_unique<ServerOptimizer>(std::move(*opt));
-  if (c->server_opt_->active() && c->first_round_ > 0) {
-    if (auto st = c->server_opt_->Load(
-            c->results_->server_optimizer_path(c->first_round_),
-            c->first_round_);
-        !st.ok())
-      return st;
-  }
   auto scheduler = Scheduler::Create(*config, c->evaluator_->dim());
   if (!scheduler.ok()) return scheduler.status();
   c->scheduler_ = std::make_unique<Scheduler>(std::move(*scheduler));
@@ -232,6 +160,11 @@ absl::StatusOr<std::unique_ptr<Coordinator>> Coordinator::Create(
   if (ownership) c->state_->registry.RestoreOwnership(std::move(*ownership));
   c->capacity_ = std::make_unique<CapacityPlan>(c->state_->config,
                                                 c->state_->registry);
+  if (auto st = c->kind_->Bind({c->state_.get(), c->evaluator_.get(),
+                                c->scheduler_.get(), c->capacity_.get(),
+                                c->results_.get(), c->first_round_});
+      !st.ok())
+    return st;
   if (!c->state_->tokens.required() && o.tls.ca_file.empty())
     LogLine("coordinator",
             "WARNING: no --token-file and no --tls-client-ca: any peer that "
@@ -351,43 +284,11 @@ nlohmann::json Coordinator::RoundLine(const RoundState& rs, double wall,
           {"daemon_bytes", ToJson(daemon)}};
 }
 
-namespace {
-// FENS's members stand in model_sha256 for the M globals.
-std::vector<std::string> FensDigests(const std::vector<ModelSnapshot>& members) {
-  std::vector<std::string> out;
-  for (const ModelSnapshot& m : members)
-    out.push_back(Sha256Hex(m->data(), m->size() * sizeof(float)));
-  return out;
-}
-
-nlohmann::json LastRoundLine(const std::string& dir) {
-  std::ifstream in(dir + "/rounds.jsonl");
-  nlohmann::json last = nlohmann::json::object();
-  std::string line;
-  while (std::getline(in, line)) {
-    auto j = nlohmann::json::parse(line, nullptr, false);
-    if (j.is_object()) last = std::move(j);
-  }
-  return last;
-}
-}  // namespace
-
-// A field summed over the recorded rounds (resumed ones too).
-uint64_t Coordinator::RecordedSum(const char* key) const {
-  std::ifstream in(results_->dir() + "/rounds.jsonl");
-  uint64_t sum = 0;
-  std::string line;
-  while (std::getline(in, line)) {
-    auto j = nlohmann::json::parse(line, nullptr, false);
-    if (j.is_object()) sum += static_cast<uint64_t>(Num(j, key));
-  }
-  return sum;
-}
-
 absl::Status Coordinator::Finish(double wall) {
   const ExperimentConfig& cfg = state_->config;
   // A resumed run's totals: the rounds recorded before it, then all of
   // this process's traffic.
+  const std::string rounds = results_->dir() + "/rounds.jsonl";
   ByteCounts total = prior_bytes_;
   total += state_->ledger.Total();
   nlohmann::json summary = {
@@ -403,16 +304,15 @@ absl::Status Coordinator::Finish(double wall) {
       {"total_bytes_up", total.payload_up},
       {"total_bytes_down", total.payload_down},
       {"total_control_bytes", total.control()},
-      {"total_download_bytes_logical", RecordedSum("download_bytes_logical")},
-      {"total_download_bytes_physical", RecordedSum("download_bytes_physical")},
+      {"total_download_bytes_logical",
+       RoundsLog::Sum(rounds, "download_bytes_logical")},
+      {"total_download_bytes_physical",
+       RoundsLog::Sum(rounds, "download_bytes_physical")},
       {"bytes", ToJson(total)},
       {"wall_seconds", wall},
-      {"coordinator_peak_rss_bytes", PeakRssBytes()},
-      {"model_sha256", fens_members_.empty()
-                           ? state_->store->Digests()
-                           : FensDigests(fens_members_)}};
+      {"coordinator_peak_rss_bytes", PeakRssBytes()}};
   if (!registration_.is_null()) summary["registration"] = registration_;
-  if (fens_) AddFensSummary(LastRoundLine(results_->dir()), &summary);
+  kind_->AddSummary(RoundsLog::ReadEnds(rounds).last, &summary);
   if (rounds_to_threshold_ >= 0)
     summary["rounds_to_threshold"] = rounds_to_threshold_;
   // A stop (SIGTERM) before the last round is no end: say how it goes on.

@@ -1,5 +1,5 @@
 // Bounds on the calls one host or one identity may hold open: the bound
-// itself (server/call_limits.h), and a real coordinator whose host bound
+// itself (server/rpc/call_limits.h), and a real coordinator whose host bound
 // is lowered to 6: six silent upload streams from one host hold every
 // slot, the seventh call is refused as `busy` at its start and counted on
 // /metrics only, and once the streams go, the host gets in again.
@@ -8,7 +8,7 @@
 #include <prometheus/registry.h>
 
 #include "common/net/call_metadata.h"
-#include "server/call_limits.h"
+#include "server/rpc/call_limits.h"
 
 namespace shefl {
 namespace {

@@ -1,12 +1,12 @@
-// The coordinator's caller checks (server/caller_checks.h), held without a
+// The coordinator's caller checks (server/rpc/caller_checks.h), held without a
 // gRPC server: identity, ownership, and a shared download's other clients.
-#include "server/caller_checks.h"
+#include "server/rpc/caller_checks.h"
 
 #include <catch2/catch.hpp>
 
 #include <memory>
 
-#include "server/round_state.h"
+#include "server/state/round_state.h"
 
 namespace shefl {
 namespace {

@@ -22,7 +22,7 @@
 #include "common/learn/flat_state.h"
 #include "common/learn/models.h"
 #include "common/fed/partition.h"
-#include "server/model_store.h"
+#include "server/run/model_store.h"
 #include "tests/test_support.h"
 #include "common/fed/config_load.h"
 

@@ -20,7 +20,7 @@
 #include "common/learn/evaluate.h"
 #include "common/learn/models.h"
 #include "common/learn/precision.h"
-#include "server/evaluator.h"
+#include "server/round/evaluator.h"
 
 namespace shefl {
 namespace {

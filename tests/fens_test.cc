@@ -24,8 +24,8 @@
 #include "common/fed/fens_split.h"
 #include "common/fed/partition.h"
 #include "common/net/wire.h"
-#include "server/fens_round.h"
-#include "server/model_store.h"
+#include "server/round/fens_round.h"
+#include "server/run/model_store.h"
 #include "tests/coordinator_harness.h"
 #include "common/fed/config_load.h"
 

@@ -35,7 +35,10 @@ const std::map<std::string, std::string>& TargetLayers() {
       {"shefl_fed", "fed"},       {"shefl_net", "net"},
       {"shefl_data", "data"},     {"shefl_learn", "learn"},
       {"shefl_cuda", "cuda"},     {"shefl_server", "server"},
-      {"shefl_server_state", "server"}, {"shefl_client", "client"},
+      {"shefl_server_state", "server_state"},
+      {"shefl_server_run", "server_run"},
+      {"shefl_server_rpc", "server_rpc"},
+      {"shefl_server_round", "server_round"}, {"shefl_client", "client"},
       {"shefl_launch", "cli"},    {"shefl_proto", "proto"}};
   return kMap;
 }
@@ -94,8 +97,10 @@ bool LinksTorch(const Graph& g, const std::string& layer) {
 // outside the layered code (tests, benches, fuzz targets, tools).
 std::string LayerOf(const std::string& rel) {
   static const std::regex common("^common/([a-z]+)/");
+  static const std::regex room("^server/(state|run|rpc|round)/");
   std::smatch m;
   if (std::regex_search(rel, m, common)) return m[1];
+  if (std::regex_search(rel, m, room)) return "server_" + m[1].str();
   for (const char* top : {"server", "client", "cli", "cuda"})
     if (rel.rfind(std::string(top) + "/", 0) == 0) return top;
   return "";
@@ -170,7 +175,8 @@ TEST_CASE("the declared graph has the designed arrows and no cycle") {
   for (const auto& [layer, deps] : g.deps)
     CHECK_FALSE(Closure(g, layer).count(layer));  // no cycle through it
   // LibTorch only in data and learn (and what builds on learn).
-  for (const char* l : {"core", "sparse", "fed", "net", "cli"}) {
+  for (const char* l : {"core", "sparse", "fed", "net", "cli", "server_state",
+                        "server_run", "server_rpc"}) {
     INFO(l);
     CHECK_FALSE(LinksTorch(g, l));
   }
@@ -187,13 +193,28 @@ TEST_CASE("the declared graph has the designed arrows and no cycle") {
   }
 }
 
+TEST_CASE("server/'s rooms stand bottom up: state, run, rpc, round") {
+  const Graph g = ReadGraph(SHEFL_LAYERS_FILE);
+  const std::vector<std::string> rooms = {"server_state", "server_run",
+                                          "server_rpc", "server_round",
+                                          "server"};
+  for (size_t i = 0; i < rooms.size(); ++i) {
+    INFO(rooms[i]);
+    REQUIRE(g.deps.count(rooms[i]));
+    const std::set<std::string> below = Closure(g, rooms[i]);
+    for (size_t j = 0; j < rooms.size(); ++j)
+      CHECK(below.count(rooms[j]) == (j < i));  // every room below, none above
+  }
+  CHECK(LinksTorch(g, "server_round"));
+}
+
 TEST_CASE("a bad include in a scratch tree is reported with file and line") {
   const Graph g = ReadGraph(SHEFL_LAYERS_FILE);
   const shefl::testing::TempDir tmp;
   const fs::path root = fs::path(tmp.path());
   fs::create_directories(root / "common/sparse");
   fs::create_directories(root / "common/learn");
-  fs::create_directories(root / "server");
+  fs::create_directories(root / "server/rpc");
   std::ofstream(root / "common/sparse/codec.cc")
       << "#include \"common/sparse/codec.h\"\n"
          "#include \"common/learn/models.h\"\n";
@@ -201,9 +222,11 @@ TEST_CASE("a bad include in a scratch tree is reported with file and line") {
   std::ofstream(root / "common/learn/compress.cc")
       << "#include \"cuda/topk_cuda.h\"\n";
   std::ofstream(root / "server/x.cc") << "#include \"client/daemon.h\"\n";
+  std::ofstream(root / "server/rpc/y.cc")
+      << "#include \"server/round/round_kind.h\"\n";
   const std::vector<std::string> bad = Violations(root, g);
   INFO(Join(bad));
-  REQUIRE(bad.size() == 4);
+  REQUIRE(bad.size() == 5);
   CHECK(Join(bad).find("common/sparse/codec.cc:2: sparse includes "
                        "\"common/learn/models.h\" of learn") !=
         std::string::npos);
@@ -212,6 +235,9 @@ TEST_CASE("a bad include in a scratch tree is reported with file and line") {
   CHECK(Join(bad).find("common/learn/compress.cc:1: learn includes "
                        "\"cuda/topk_cuda.h\"") != std::string::npos);
   CHECK(Join(bad).find("server/x.cc:1: server includes \"client/daemon.h\"") !=
+        std::string::npos);
+  CHECK(Join(bad).find("server/rpc/y.cc:1: server_rpc includes "
+                       "\"server/round/round_kind.h\" of server_round") !=
         std::string::npos);
 }
 

@@ -1,4 +1,4 @@
-#include "server/model_store.h"
+#include "server/run/model_store.h"
 
 #include <catch2/catch.hpp>
 

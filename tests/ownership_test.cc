@@ -1,13 +1,13 @@
 // Durable ownership of client ids and daemon names (ClientRegistry's
-// Ownership, server/ownership_file.h): after a restart the first identity
+// Ownership, server/run/ownership_file.h): after a restart the first identity
 // to register cannot take another's clients or name, and an auto:N daemon
 // restarted under a new name gets back its own identity's ids once their
 // session is gone.
-#include "server/ownership_file.h"
+#include "server/run/ownership_file.h"
 
 #include <catch2/catch.hpp>
 
-#include "server/client_registry.h"
+#include "server/state/client_registry.h"
 #include "tests/test_support.h"
 
 namespace shefl {

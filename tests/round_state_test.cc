@@ -5,7 +5,7 @@
 #include <chrono>
 #include <thread>
 
-#include "server/round_state.h"
+#include "server/state/round_state.h"
 
 #include <catch2/catch.hpp>
 

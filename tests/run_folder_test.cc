@@ -3,7 +3,7 @@
 // config is C's and refuses, naming what changed, when it is another's.
 // The real shefl-coordinator on 127.0.0.1.
 // Before Catch: LibTorch's glog would otherwise replace Catch's CHECK.
-#include "server/run_folder.h"
+#include "server/run/run_folder.h"
 
 #include <catch2/catch.hpp>
 

@@ -1,9 +1,9 @@
-// Stallers (server/staller_book.h): the book's rules on their own, and a
+// Stallers (server/state/staller_book.h): the book's rules on their own, and a
 // real run with one daemon that takes its tasks and never answers
 // (shefl-client --adversary stall): its clients are benched after
 // clients.staller_strikes deadline rounds, and the rounds that follow no
 // longer wait for the deadline.
-#include "server/staller_book.h"
+#include "server/state/staller_book.h"
 
 #include <catch2/catch.hpp>
 

@@ -1,4 +1,4 @@
-// Server-side stream deadlines (server/stream_watchdog.h): an upload that
+// Server-side stream deadlines (server/rpc/stream_watchdog.h): an upload that
 // sends its header and then nothing is cancelled by the coordinator 5 s
 // after its round's deadline instead of holding a server thread for ever;
 // it is refused as "timeout", and the run goes on. (Downloads are watched

@@ -116,7 +116,7 @@ struct ClientsConfig {
   // round starts only with that quorum and samples connected clients only.
   int64_t min_connected = 0;     // 0: all N
   double start_timeout_s = 60;
-  // Stallers (server/staller_book.h): a sampled client that sends no
+  // Stallers (server/state/staller_book.h): a sampled client that sends no
   // update before a round's deadline gets a strike; after staller_strikes
   // in a row it sits out the next staller_rounds_out rounds. 0: off.
   int64_t staller_strikes = 3;
@@ -204,7 +204,7 @@ struct EvalConfig {
   // then carries mean, worst and 10th-percentile client accuracy. 0: off
   // (no split; runs as before). The coordinator computes the figures
   // itself from the seed's partition, a simulation of each client's own
-  // evaluation (server/client_evaluator.h); refused with partition 'own'.
+  // evaluation (server/round/client_evaluator.h); refused with partition 'own'.
   double client_holdout = 0;
   // Fed-ensemble's personalised weights (004 Eq. 3-4): client i weighs
   // member k by alpha_ik = softmax_k(-loss_i(w_k) / gamma), loss_i its

@@ -45,7 +45,7 @@
 // each other in a weight's last bit (the double sum in client_order rounds
 // at every term, fixed_point only at 2^-61 and once at the end).
 // ModelAggregator is thread-compatible: the round's state
-// (server/round_state.h) serialises Add under its lock, and ApplyTo runs once
+// (server/state/round_state.h) serialises Add under its lock, and ApplyTo runs once
 // the round is closed.
 #ifndef SHEFL_COMMON_AGGREGATE_H_
 #define SHEFL_COMMON_AGGREGATE_H_
@@ -117,7 +117,7 @@ class ModelAggregator {
   // fixed_point: each added update's L2 norm (the robust report's).
   const std::vector<double>& streamed_norms() const { return norms_; }
   // The buffered updates, in arrival order (FENS keeps each client's model
-  // instead of folding them: server/fens_ensemble.h); none under
+  // instead of folding them: server/round/fens_ensemble.h); none under
   // fixed_point.
   const std::vector<ReceivedUpdate>& updates() const { return updates_; }
   // The robust bounds (common/fed/robust.h) scale, trim or remove buffered

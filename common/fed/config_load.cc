@@ -91,7 +91,7 @@ void CheckTrainingAndData(ConfigResolution& r) {
              "clients.num_hpc is 0: no client is an HPC", {"clients.num_hpc"});
   if (c.partition.scheme == "own") {
     // The coordinator rebuilds every shard from the seed to simulate the
-    // clients' own evaluation (server/client_evaluator.h): not with 'own'.
+    // clients' own evaluation (server/round/client_evaluator.h): not with 'own'.
     for (const char* key : {"eval.client_holdout", "eval.gamma"}) {
       const double v = std::string(key) == "eval.gamma" ? c.eval.gamma
                                                         : c.eval.client_holdout;
@@ -127,10 +127,10 @@ void CheckTrainingAndData(ConfigResolution& r) {
 void CheckReduction(ConfigResolution& r) {
   const ExperimentConfig& c = r.config();
   if (c.aggregation.reduction != "fixed_point") return;
-  if (c.method == "fens")
+  if (TraitsOf(c.method).round_shape == RoundShape::kOneShot)
     return r.Refuse("aggregation.reduction",
-                    "method fens keeps every client's model; it needs "
-                    "client_order",
+                    "method " + c.method +
+                        " keeps every client's model; it needs client_order",
                     {"method"});
   if (!c.aggregation.robust) return;
   const std::pair<const char*, double> whole_round[] = {

@@ -49,7 +49,7 @@
 namespace shefl {
 
 // Client-level figures of one evaluation (common/fed/client_metrics.h has the
-// definitions; server/client_evaluator.h computes them).
+// definitions; server/round/client_evaluator.h computes them).
 struct ClientLevelResult {
   bool evaluated = false;         // eval.client_holdout > 0
   int64_t samples = 0;            // held-out samples over all clients

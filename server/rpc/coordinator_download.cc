@@ -1,0 +1,88 @@
+// The coordinator's DownloadModel: a served model version in 1 MiB chunks,
+// booked once on the wire and once per logical client it serves
+// (docs/DESIGN.md, byte accounting: downloads).
+#include <algorithm>
+
+#include "absl/strings/str_cat.h"
+#include "common/net/grpc_status.h"
+#include "common/net/wire.h"
+#include "server/rpc/caller_checks.h"
+#include "server/rpc/coordinator_service.h"
+
+namespace shefl {
+
+grpc::Status CoordinatorService::DownloadModel(
+    grpc::ServerContext* ctx, const v1::DownloadRequest* req,
+    grpc::ServerWriter<v1::ModelChunk>* writer) {
+  const auto watched = watchdog_.Watch(ctx, StreamUntil());
+  auto slots = StartThreadCall(ctx);
+  if (!slots.ok())
+    return Refuse("download", slots.status(), WireSize(*req), false,
+                  /*in_round=*/false);
+  if (!s_->registry.BySession(req->session_id()))
+    return Refuse("download",
+                  absl::UnauthenticatedError("unknown session: register first"),
+                  WireSize(*req), false, /*in_round=*/false);
+  const int64_t round = req->round(), client = req->client_id();
+  const int64_t model = req->model_id();
+  auto session = s_->registry.BySession(req->session_id());
+  absl::Status st = CheckCaller(session.get(), PeerIdentity(ctx));
+  if (st.ok()) st = CheckOwner(session.get(), client);
+  auto state = s_->open_round();
+  if (st.ok() && (!state || state->round() != round || state->closed()))
+    st = LateError(absl::StrCat("round ", round, " is not open"));
+  if (st.ok()) st = state->CheckAssigned(client, model, req->model_version());
+  if (st.ok()) st = CheckAlsoFor(session.get(), *state, *req);
+  ModelSnapshot snapshot;
+  if (st.ok()) {
+    uint64_t version = 0;
+    std::tie(snapshot, version) = s_->store->GetVersioned(model);
+    if (version != req->model_version())
+      st = LateError("model changed: round closed");
+  }
+  if (!st.ok()) return Refuse("download", st, WireSize(*req));
+  const std::vector<float>& w = *snapshot;
+  uint64_t down = 0;
+  for (uint64_t off = 0; off < w.size() && !ctx->IsCancelled();
+       off += kFloatsPerChunk) {
+    const uint64_t n = std::min<uint64_t>(kFloatsPerChunk, w.size() - off);
+    v1::ModelChunk chunk;
+    chunk.set_offset(off);
+    chunk.set_total(w.size());
+    chunk.set_data(reinterpret_cast<const char*>(w.data() + off),
+                   n * sizeof(float));
+    if (!writer->Write(chunk)) {
+      BookDownload(*req, down);
+      return grpc::Status(grpc::StatusCode::CANCELLED, "download cancelled");
+    }
+    down += WireSize(chunk);
+  }
+  BookDownload(*req, down);
+  return grpc::Status::OK;
+}
+
+// Each client the download served is booked as if it had made its own
+// request and received the same chunks; the transfer once, as it was.
+void CoordinatorService::BookDownload(const v1::DownloadRequest& req,
+                                      uint64_t down) {
+  const int64_t round = req.round(), model = req.model_id();
+  v1::DownloadRequest alone = req;
+  alone.clear_also_for_clients();
+  DownloadBook::Bytes b;
+  b.physical_up = WireSize(req);
+  b.physical_down = down;
+  auto book = [&](int64_t client) {
+    alone.set_client_id(client);
+    Book(round, client, model, Direction::kUp, Traffic::kControl,
+         WireSize(alone));
+    Book(round, client, model, Direction::kDown, Traffic::kPayload, down);
+    b.logical_up += WireSize(alone);
+    b.logical_down += down;
+  };
+  book(req.client_id());
+  for (uint32_t c : req.also_for_clients()) book(c);
+  s_->downloads.Add(round, b);
+  s_->metrics.AddDownloadBytes(b.logical(), b.physical());
+}
+
+}  // namespace shefl

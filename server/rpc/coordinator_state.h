@@ -1,0 +1,127 @@
+// What the coordinator's round loop and its gRPC handlers share: the
+// config, the models, the registry, the byte ledger, the metrics and the
+// round that is open now.
+// Thread-safe: the round slot and the download book take their mutexes; the
+// other members are set before the server starts or are thread-safe
+// themselves.
+#ifndef SHEFL_SERVER_RPC_COORDINATOR_STATE_H_
+#define SHEFL_SERVER_RPC_COORDINATOR_STATE_H_
+
+#include <atomic>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "common/net/accounting.h"
+#include "common/net/token_book.h"
+#include "common/core/config.h"
+#include "server/state/client_registry.h"
+#include "server/run/coordinator_metrics.h"
+#include "server/run/model_store.h"
+#include "server/state/round_state.h"
+#include "shefl.pb.h"
+#include "common/core/mutex.h"
+
+namespace shefl {
+
+// Model downloads, by round: the bytes they count for the clients they
+// served (logical: each client's own download, also in the ledger) and the
+// bytes that crossed the wire (physical: a daemon fetches a version once
+// for all its clients).
+class DownloadBook {
+ public:
+  // Requests go up, chunks come down.
+  struct Bytes {
+    uint64_t logical_up = 0, logical_down = 0;
+    uint64_t physical_up = 0, physical_down = 0;
+    uint64_t logical() const { return logical_up + logical_down; }
+    uint64_t physical() const { return physical_up + physical_down; }
+    Bytes& operator+=(const Bytes& o) {
+      logical_up += o.logical_up;
+      logical_down += o.logical_down;
+      physical_up += o.physical_up;
+      physical_down += o.physical_down;
+      return *this;
+    }
+  };
+  void Add(int64_t round, const Bytes& b) {
+    MutexLock lock(mu_);
+    by_round_[round] += b;
+  }
+  Bytes Round(int64_t round) const {
+    MutexLock lock(mu_);
+    auto it = by_round_.find(round);
+    return it == by_round_.end() ? Bytes{} : it->second;
+  }
+
+ private:
+  mutable Mutex mu_;
+  std::map<int64_t, Bytes> by_round_ ABSL_GUARDED_BY(mu_);
+};
+
+struct CoordinatorState {
+  CoordinatorState(ExperimentConfig cfg, std::unique_ptr<ModelStore> models)
+      : config(std::move(cfg)),
+        config_yaml(ConfigToYaml(config)),
+        store(std::move(models)),
+        registry(config.clients.num_clients) {
+    if (config.aggregation.robust)
+      registry.SetShardMultiple(config.robust.shard_multiple);
+  }
+
+  const ExperimentConfig config;
+  const std::string config_yaml;
+  // The model's flat layout, for a registration that asks (Python clients
+  // check their own network against it). Set before the port serves.
+  std::vector<v1::TensorLayout> model_layout;
+  std::unique_ptr<ModelStore> store;
+  ClientRegistry registry;
+  ByteLedger ledger;
+  DownloadBook downloads;
+  CoordinatorMetrics metrics;
+  std::atomic<bool> stop{false};
+  // The registration tokens (--token-file; common/net/token_book.h): none
+  // asked, the deployment's shared one, or one per daemon. Set before the
+  // server starts, read-only after.
+  TokenBook tokens;
+
+  // The round being run (1-based); 0 before the first.
+  int64_t current_round() const {
+    MutexLock lock(mu);
+    return round ? round->round() : last_round;
+  }
+  std::shared_ptr<RoundState> open_round() const {
+    MutexLock lock(mu);
+    return round;
+  }
+  // The tasks of the open round, by client, for re-delivery to a daemon
+  // that reconnects mid-round.
+  std::map<int64_t, v1::FeedMessage> open_tasks() const {
+    MutexLock lock(mu);
+    return tasks;
+  }
+  void Open(std::shared_ptr<RoundState> r,
+            std::map<int64_t, v1::FeedMessage> t) {
+    MutexLock lock(mu);
+    round = std::move(r);
+    tasks = std::move(t);
+  }
+  void Finish(int64_t completed_round) {
+    MutexLock lock(mu);
+    round.reset();
+    tasks.clear();
+    last_round = completed_round;
+  }
+
+ private:
+  mutable Mutex mu;
+  std::shared_ptr<RoundState> round ABSL_GUARDED_BY(mu);
+  std::map<int64_t, v1::FeedMessage> tasks ABSL_GUARDED_BY(mu);
+  int64_t last_round ABSL_GUARDED_BY(mu) = 0;
+};
+
+}  // namespace shefl
+
+#endif  // SHEFL_SERVER_RPC_COORDINATOR_STATE_H_

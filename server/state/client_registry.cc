@@ -1,0 +1,354 @@
+#include "server/state/client_registry.h"
+
+#include <openssl/rand.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+
+#include "absl/strings/escaping.h"
+#include "absl/strings/str_cat.h"
+#include "common/core/log.h"
+#include "common/core/mutex.h"
+
+namespace shefl {
+
+namespace {
+
+// 128 bits from OpenSSL's generator, hex: a session id is the daemon's
+// bearer credential for every later RPC, so it must not be guessable.
+std::string NewSessionId() {
+  unsigned char raw[16];
+  if (RAND_bytes(raw, sizeof raw) != 1) {
+    // Only when the OS has no entropy to give; refuse to make a weak id.
+    std::fprintf(stderr, "fatal: RAND_bytes failed\n");
+    std::abort();
+  }
+  return absl::BytesToHexString(
+      absl::string_view(reinterpret_cast<const char*>(raw), sizeof raw));
+}
+
+}  // namespace
+
+ClientRegistry::ClientRegistry(int64_t num_clients)
+    : num_clients_(num_clients),
+      by_client_(static_cast<size_t>(std::max<int64_t>(num_clients, 0))),
+      client_owner_(static_cast<size_t>(std::max<int64_t>(num_clients, 0)),
+                    -1) {}
+
+int32_t ClientRegistry::InternLocked(const std::string& identity) {
+  auto [it, fresh] = identity_index_.emplace(
+      identity, static_cast<int32_t>(identities_.size()));
+  if (fresh) identities_.push_back(identity);
+  return it->second;
+}
+
+bool ClientRegistry::OwnedByOrFreeLocked(int64_t id,
+                                         const std::string& identity) const {
+  const int32_t owner = client_owner_[id];
+  return owner < 0 || identities_[owner] == identity;
+}
+
+std::shared_ptr<DaemonSession> ClientRegistry::HostLocked(int64_t id) const {
+  if (id < 0 || id >= num_clients_) return nullptr;
+  return by_client_[id];
+}
+
+bool DaemonSession::Hosts(int64_t client) const {
+  return std::binary_search(clients.begin(), clients.end(), client);
+}
+
+absl::StatusOr<std::shared_ptr<DaemonSession>> ClientRegistry::Register(
+    const v1::RegisterRequest& req, const std::string& identity) {
+  if (req.daemon_name().empty())
+    return absl::InvalidArgumentError("register: daemon_name is empty");
+  const bool pick = req.clients().empty() && req.auto_clients() > 0;
+  if (req.clients().empty() && !pick)
+    return absl::InvalidArgumentError(absl::StrCat(
+        "register: daemon '", LogSafe(req.daemon_name()), "' hosts no clients"));
+  auto s = std::make_shared<DaemonSession>();
+  s->name = req.daemon_name();
+  s->identity = identity;
+  s->device = req.device();
+  for (const auto& c : req.clients()) {
+    const int64_t id = c.client_id();
+    if (id < 0 || id >= num_clients_)
+      return absl::InvalidArgumentError(absl::StrCat(
+          "register: client id ", id, " is out of range [0, ", num_clients_, ")"));
+    s->clients.push_back(id);
+  }
+  std::sort(s->clients.begin(), s->clients.end());
+  if (auto dup = std::adjacent_find(s->clients.begin(), s->clients.end());
+      dup != s->clients.end())
+    return absl::InvalidArgumentError(
+        absl::StrCat("register: client id ", *dup, " listed twice"));
+
+  MutexLock lock(mu_);
+  if (pick) {  // chosen and claimed under one lock: no two daemons get an id
+    auto ids = PickLocked(s->name, identity, req.auto_clients());
+    if (!ids.ok()) return ids.status();
+    s->clients = *ids;
+  }
+  if (auto st = CheckClaims(*s); !st.ok()) return st;
+  do s->session_id = NewSessionId();
+  while (by_session_.count(s->session_id));
+  if (auto old = by_name_.find(s->name); old != by_name_.end())
+    Drop(old->second);
+  for (int64_t id : s->clients)
+    if (by_client_[id] != nullptr) Drop(by_client_[id]);
+  by_name_[s->name] = s;
+  name_identity_.emplace(s->name, identity);
+  by_session_[s->session_id] = s;
+  const int32_t who = InternLocked(identity);
+  for (int64_t id : s->clients) {
+    by_client_[id] = s;
+    if (client_owner_[id] < 0) client_owner_[id] = who;
+  }
+  return s;
+}
+
+absl::StatusOr<std::vector<int64_t>> ClientRegistry::PickLocked(
+    const std::string& name, const std::string& identity, uint32_t n) const {
+  // A daemon back under its name (a restarted container) gets its clients
+  // again: its data and error-feedback residuals are theirs.
+  if (auto old = by_name_.find(name);
+      old != by_name_.end() && old->second->identity == identity)
+    return old->second->clients;
+  std::vector<int64_t> ids;
+  auto mine = [&](int64_t id) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    return OwnedByOrFreeLocked(id, identity);
+  };
+  for (int64_t id = 0; id < num_clients_ && ids.size() < n; ++id)
+    if (by_client_[id] == nullptr && mine(id)) ids.push_back(id);
+  for (int64_t id = 0; id < num_clients_ && ids.size() < n; ++id) {
+    const auto& held = by_client_[id];
+    if (held != nullptr && held->feed_was_open && !held->feed_open &&
+        held->identity == identity && mine(id))
+      ids.push_back(id);
+  }
+  std::sort(ids.begin(), ids.end());
+  if (ids.size() < n)
+    return absl::ResourceExhaustedError(absl::StrCat(
+        "register: daemon '", LogSafe(name), "' asked for ", n,
+        " clients, only ", ids.size(), " are free"));
+  return ids;
+}
+
+absl::Status ClientRegistry::CheckClaims(const DaemonSession& s) const {
+  if (auto owner = name_identity_.find(s.name);
+      owner != name_identity_.end() && owner->second != s.identity)
+    return absl::PermissionDeniedError(absl::StrCat(
+        "register: daemon name '", LogSafe(s.name),
+        "' belongs to another identity"));
+  for (int64_t id : s.clients) {
+    if (!OwnedByOrFreeLocked(id, s.identity))
+      return absl::PermissionDeniedError(absl::StrCat(
+          "register: client ", id, " belongs to another identity"));
+    const auto& host = by_client_[id];
+    if (host != nullptr && host->name != s.name && host->feed_open)
+      return absl::AlreadyExistsError(absl::StrCat(
+          "register: client ", id, " is already hosted by daemon '",
+          LogSafe(host->name), "'"));
+  }
+  return absl::OkStatus();
+}
+
+// The old session loses everything: its feed ends (the daemon behind it, if
+// any, reconnects and is then refused or re-registers) and its ids go.
+// `old` is a copy: callers pass by_name_'s or by_client_'s entry, which is
+// erased below, and a reference to it would dangle (found by the registry
+// fuzzer: a daemon re-registering under its name read freed memory).
+void ClientRegistry::Drop(std::shared_ptr<DaemonSession> old) {
+  old->feed.Close();
+  by_session_.erase(old->session_id);
+  if (auto it = by_name_.find(old->name);
+      it != by_name_.end() && it->second == old)
+    by_name_.erase(it);
+  for (int64_t id : old->clients)
+    if (by_client_[id] == old) by_client_[id] = nullptr;
+}
+
+absl::Status ClientRegistry::ReportShardSize(const DaemonSession& s,
+                                             int64_t client,
+                                             uint64_t num_samples) {
+  if (!s.Hosts(client))
+    return absl::PermissionDeniedError(absl::StrCat(
+        "daemon '", LogSafe(s.name), "' does not host client ", client));
+  if (num_samples < 1 || num_samples > kMaxShardSize)
+    return absl::InvalidArgumentError(absl::StrCat(
+        "client ", client, ": shard size ", num_samples, " outside [1, ",
+        kMaxShardSize, "]"));
+  MutexLock lock(mu_);
+  auto [it, fresh] = shard_size_.emplace(client, num_samples);
+  shard_bound_stale_ = shard_bound_stale_ || fresh;
+  if (!fresh && it->second != num_samples)
+    return absl::FailedPreconditionError(absl::StrCat(
+        "client ", client, ": shard size ", num_samples,
+        " differs from the ", it->second, " reported first (kept)"));
+  return absl::OkStatus();
+}
+
+absl::Status ClientRegistry::ReportClientInfo(
+    const DaemonSession& s, int64_t client,
+    const std::vector<uint64_t>& label_counts, uint32_t capacity,
+    uint64_t label_bytes) {
+  if (!s.Hosts(client))
+    return absl::PermissionDeniedError(absl::StrCat(
+        "daemon '", LogSafe(s.name), "' does not host client ", client));
+  if (capacity > 1024)
+    return absl::InvalidArgumentError(absl::StrCat(
+        "client ", client, ": declared capacity ", capacity, " above 1024"));
+  if (label_counts.size() > kMaxClasses)
+    return absl::InvalidArgumentError(absl::StrCat(
+        "client ", client, ": ", label_counts.size(), " label counts (at most ",
+        kMaxClasses, ")"));
+  MutexLock lock(mu_);
+  label_bytes_[client] += label_bytes;
+  if (capacity > 0) capacity_.emplace(client, capacity);
+  if (label_counts.empty()) return absl::OkStatus();
+  uint64_t total = 0;
+  for (uint64_t c : label_counts) {
+    if (c > kMaxShardSize) total = kMaxShardSize + 1;
+    else total += c;
+  }
+  auto size = shard_size_.find(client);
+  if (size == shard_size_.end() || size->second != total)
+    return absl::InvalidArgumentError(absl::StrCat(
+        "client ", client, ": label counts add up to ", total,
+        ", not to its shard size ",
+        size == shard_size_.end() ? std::string("(none reported)")
+                                  : std::to_string(size->second),
+        " (ignored)"));
+  label_counts_.emplace(client, label_counts);
+  return absl::OkStatus();
+}
+
+std::map<int64_t, std::vector<uint64_t>> ClientRegistry::LabelCounts() const {
+  MutexLock lock(mu_);
+  return label_counts_;
+}
+
+std::map<int64_t, uint64_t> ClientRegistry::ShardSizes() const {
+  MutexLock lock(mu_);
+  std::map<int64_t, uint64_t> out;
+  for (const auto& [id, claim] : shard_size_)
+    out.emplace(id, BoundedLocked(claim));
+  return out;
+}
+
+void ClientRegistry::SetShardMultiple(double multiple) {
+  MutexLock lock(mu_);
+  shard_multiple_ = multiple;
+  shard_bound_stale_ = true;
+}
+
+uint64_t ClientRegistry::BoundedLocked(uint64_t claim) const {
+  if (shard_multiple_ <= 0 || shard_size_.empty()) return claim;
+  if (shard_bound_stale_) {
+    std::vector<uint64_t> claims;
+    claims.reserve(shard_size_.size());
+    for (const auto& [id, c] : shard_size_) claims.push_back(c);
+    // The lower median: with two claims, one of them cannot raise it.
+    auto mid = claims.begin() + (claims.size() - 1) / 2;
+    std::nth_element(claims.begin(), mid, claims.end());
+    shard_bound_ = std::max(1.0, shard_multiple_ * static_cast<double>(*mid));
+    shard_bound_stale_ = false;
+  }
+  return static_cast<double>(claim) > shard_bound_
+             ? static_cast<uint64_t>(shard_bound_)
+             : claim;
+}
+
+int64_t ClientRegistry::ShardsBounded() const {
+  MutexLock lock(mu_);
+  int64_t n = 0;
+  for (const auto& [id, claim] : shard_size_)
+    n += BoundedLocked(claim) != claim;
+  return n;
+}
+
+uint32_t ClientRegistry::DeclaredCapacity(int64_t client) const {
+  MutexLock lock(mu_);
+  auto it = capacity_.find(client);
+  return it == capacity_.end() ? 0 : it->second;
+}
+
+std::map<int64_t, uint64_t> ClientRegistry::LabelBytes() const {
+  MutexLock lock(mu_);
+  return label_bytes_;
+}
+
+double ClientRegistry::ShardSize(int64_t client) const {
+  MutexLock lock(mu_);
+  auto it = shard_size_.find(client);
+  if (it == shard_size_.end()) return 1.0;
+  return static_cast<double>(
+      BoundedLocked(it->second));
+}
+
+ClientRegistry::Ownership ClientRegistry::GetOwnership() const {
+  MutexLock lock(mu_);
+  return {identities_, client_owner_, name_identity_};
+}
+
+void ClientRegistry::RestoreOwnership(Ownership o) {
+  MutexLock lock(mu_);
+  std::vector<int32_t> index;  // o's identity i is ours index[i]
+  for (const std::string& who : o.identities) index.push_back(InternLocked(who));
+  const int64_t n = std::min<int64_t>(num_clients_, o.client_owner.size());
+  for (int64_t id = 0; id < n; ++id) {
+    const int32_t i = o.client_owner[id];
+    if (i >= 0 && i < static_cast<int32_t>(index.size()))
+      client_owner_[id] = index[i];
+  }
+  for (auto& [name, who] : o.names) name_identity_[name] = std::move(who);
+}
+
+std::shared_ptr<DaemonSession> ClientRegistry::BySession(
+    const std::string& id) const {
+  MutexLock lock(mu_);
+  auto it = by_session_.find(id);
+  return it == by_session_.end() ? nullptr : it->second;
+}
+
+std::shared_ptr<DaemonSession> ClientRegistry::OwnerOf(int64_t client) const {
+  MutexLock lock(mu_);
+  return HostLocked(client);
+}
+
+void ClientRegistry::SetFeedOpen(const std::shared_ptr<DaemonSession>& s,
+                                 bool open) {
+  MutexLock lock(mu_);
+  s->feed_open = open;
+  s->feed_was_open = s->feed_was_open || open;
+}
+
+int64_t ClientRegistry::ConnectedClients() const {
+  MutexLock lock(mu_);
+  // A session in the registry holds every one of its clients (a client
+  // registered again drops its old session whole), so this counts each
+  // client once, in O(daemons).
+  int64_t n = 0;
+  for (const auto& [id, s] : by_session_)
+    n += s->feed_open ? static_cast<int64_t>(s->clients.size()) : 0;
+  return n;
+}
+
+bool ClientRegistry::IsConnected(int64_t client) const {
+  MutexLock lock(mu_);
+  const auto host = HostLocked(client);
+  return host != nullptr && host->feed_open;
+}
+
+bool ClientRegistry::AllConnected() const {
+  return ConnectedClients() == num_clients_;
+}
+
+std::vector<std::shared_ptr<DaemonSession>> ClientRegistry::Sessions() const {
+  MutexLock lock(mu_);
+  std::vector<std::shared_ptr<DaemonSession>> out;
+  for (const auto& [name, s] : by_name_) out.push_back(s);
+  return out;
+}
+
+}  // namespace shefl

@@ -1,0 +1,168 @@
+// The daemons that registered and the logical clients each one hosts.
+//
+// Identity (docs/DESIGN.md, trust): a daemon is its TLS client certificate
+// (mutual TLS) or, without one, the deployment's token; the service passes
+// it in. A name is re-registered only by the identity that first held it
+// (after a reconnect or a restart: its old session is replaced and its old
+// feed closed). A client id belongs to the identity that first registered
+// it: another daemon of that identity may take it over only while its
+// current host has no open feed (a daemon restarted under a new name);
+// another identity never.
+// Thread-safe: ClientRegistry (and each session's FeedQueue) take their own mutex in every
+// method (guarded fields checked by clang).
+#ifndef SHEFL_SERVER_STATE_CLIENT_REGISTRY_H_
+#define SHEFL_SERVER_STATE_CLIENT_REGISTRY_H_
+
+#include <chrono>
+#include <condition_variable>
+#include <atomic>
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "server/state/feed_queue.h"
+#include "shefl.pb.h"
+#include "common/core/mutex.h"
+
+namespace shefl {
+
+struct DaemonSession {
+  std::string session_id;  // 128 random bits, hex
+  std::string name;
+  std::string identity;
+  std::string device;
+  std::vector<int64_t> clients;             // ascending
+  bool Hosts(int64_t client) const;
+  FeedQueue feed;
+  bool feed_open = false;  // guarded by the registry's mutex
+  // Its feed opened once (so a closed one now means the daemon is gone,
+  // not that it has yet to open it); guarded by the registry's mutex.
+  bool feed_was_open = false;
+  std::atomic<int> open_feeds{0};  // TaskFeed handlers running (the service's cap)
+};
+
+class ClientRegistry {
+ public:
+  explicit ClientRegistry(int64_t num_clients);
+
+  // Validates ids (in [0, N), no duplicates, not held by another daemon)
+  // and the rules above. PERMISSION_DENIED for a name or client of another
+  // identity, ALREADY_EXISTS for a client a live daemon hosts.
+  absl::StatusOr<std::shared_ptr<DaemonSession>> Register(
+      const v1::RegisterRequest& req, const std::string& identity);
+
+  // Records the shard size the daemon reports once its data is loaded; the
+  // first report of a client stands (later different ones are ignored and
+  // returned false). Sizes outside [1, kMaxShardSize] are refused.
+  absl::Status ReportShardSize(const DaemonSession& s, int64_t client,
+                               uint64_t num_samples);
+  // The aggregation weight p_i of `client`: its reported shard size (at
+  // most the shard bound), or 1 when none was reported.
+  double ShardSize(int64_t client) const;
+  // robust.shard_multiple: ShardSize and ShardSizes take a claim above
+  // `multiple` x the median claim as that bound, so one daemon claiming
+  // 2^32 samples cannot take a member's whole weight or HASA's scores;
+  // 0 (the default): as claimed.
+  void SetShardMultiple(double multiple);
+  // Claims ShardSize / ShardSizes have bounded so far (clients).
+  int64_t ShardsBounded() const;
+  static constexpr uint64_t kMaxShardSize = uint64_t{1} << 32;
+
+  // What a daemon declares of a client beside its shard size: its label
+  // histogram (HASA; the counts must add up to the shard size, at most
+  // kMaxClasses classes) and its capacity level (models a round, <= 1024;
+  // 0: none). First report stands, as for the shard size; `label_bytes`
+  // is what the histogram cost on the wire (common/net/label_counts.h).
+  absl::Status ReportClientInfo(const DaemonSession& s, int64_t client,
+                                const std::vector<uint64_t>& label_counts,
+                                uint32_t capacity, uint64_t label_bytes);
+  static constexpr size_t kMaxClasses = 1 << 20;
+  // Reported label histograms by client (those reported so far).
+  std::map<int64_t, std::vector<uint64_t>> LabelCounts() const;
+  // Reported shard sizes by client (bounded as ShardSize is).
+  std::map<int64_t, uint64_t> ShardSizes() const;
+  // The declared capacity of `client`, 0 when none.
+  uint32_t DeclaredCapacity(int64_t client) const;
+  // Label-count bytes received, by client (every report, repeats included).
+  std::map<int64_t, uint64_t> LabelBytes() const;
+
+  // Which identity owns which client ids and daemon names. Saved with each
+  // checkpoint and restored on --resume (server/run/ownership_file.h), so
+  // after a restart the first identity to register cannot take another's.
+  // Compact (4 bytes a client): a run of 100,000 clients saves it with
+  // every checkpoint.
+  struct Ownership {
+    std::vector<std::string> identities;  // each once
+    std::vector<int32_t> client_owner;    // by client id: an index, -1 none
+    std::map<std::string, std::string> names;
+  };
+  Ownership GetOwnership() const;
+  // Before any registration (a resumed run).
+  void RestoreOwnership(Ownership o);
+
+  std::shared_ptr<DaemonSession> BySession(const std::string& id) const;
+  // The live session hosting `client`, or nullptr.
+  std::shared_ptr<DaemonSession> OwnerOf(int64_t client) const;
+
+  void SetFeedOpen(const std::shared_ptr<DaemonSession>& s, bool open);
+  // Logical clients whose daemon holds its feed open.
+  int64_t ConnectedClients() const;
+  // Every client id in [0, N) is hosted by a daemon with an open feed.
+  bool AllConnected() const;
+  // `client`'s daemon holds its feed open.
+  bool IsConnected(int64_t client) const;
+  std::vector<std::shared_ptr<DaemonSession>> Sessions() const;
+
+ private:
+  const int64_t num_clients_;
+  mutable Mutex mu_;
+  std::map<std::string, std::shared_ptr<DaemonSession>> by_name_ ABSL_GUARDED_BY(mu_);
+  std::map<std::string, std::shared_ptr<DaemonSession>> by_session_ ABSL_GUARDED_BY(mu_);
+  // By client id, [0, N): dense, so 100,000 clients cost 16 + 4 bytes
+  // each here rather than a map node and a string.
+  std::vector<std::shared_ptr<DaemonSession>> by_client_ ABSL_GUARDED_BY(mu_);
+  // The first registrant of each client (an index into identities_, -1:
+  // none yet), and of each daemon name.
+  std::vector<int32_t> client_owner_ ABSL_GUARDED_BY(mu_);
+  std::vector<std::string> identities_ ABSL_GUARDED_BY(mu_);
+  std::map<std::string, int32_t> identity_index_ ABSL_GUARDED_BY(mu_);
+  std::map<std::string, std::string> name_identity_ ABSL_GUARDED_BY(mu_);
+  std::map<int64_t, uint64_t> shard_size_ ABSL_GUARDED_BY(mu_);
+  double shard_multiple_ ABSL_GUARDED_BY(mu_) = 0;
+  // shard_multiple_ x the median claim; recomputed when a claim arrives.
+  mutable double shard_bound_ ABSL_GUARDED_BY(mu_) = 0;
+  mutable bool shard_bound_stale_ ABSL_GUARDED_BY(mu_) = false;
+  std::map<int64_t, std::vector<uint64_t>> label_counts_ ABSL_GUARDED_BY(mu_);
+  std::map<int64_t, uint32_t> capacity_ ABSL_GUARDED_BY(mu_);
+  std::map<int64_t, uint64_t> label_bytes_ ABSL_GUARDED_BY(mu_);
+
+  // `n` clients for an auto registration (mu_ held): the name's clients
+  // again for the same identity, else the lowest ids no session holds and
+  // no other identity owns, then (when too few) ids of this identity whose
+  // session is gone (its feed opened and closed since: a container
+  // restarted under a new name). RESOURCE_EXHAUSTED when too few are free.
+  absl::StatusOr<std::vector<int64_t>> PickLocked(const std::string& name,
+                                                  const std::string& identity,
+                                                  uint32_t n) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  absl::Status CheckClaims(const DaemonSession& s) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  int32_t InternLocked(const std::string& identity) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Whether no identity, or `identity`, owns client `id`.
+  bool OwnedByOrFreeLocked(int64_t id, const std::string& identity) const
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  std::shared_ptr<DaemonSession> HostLocked(int64_t id) const
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // A claim as ShardSize returns it (0 multiple: unchanged).
+  uint64_t BoundedLocked(uint64_t claim) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // By value: callers pass a map's own entry, which Drop erases.
+  void Drop(std::shared_ptr<DaemonSession> old) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+};
+
+}  // namespace shefl
+
+#endif  // SHEFL_SERVER_STATE_CLIENT_REGISTRY_H_

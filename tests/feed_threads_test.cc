@@ -1,0 +1,143 @@
+// TaskFeed is a callback reactor: a connected daemon's open feed costs the
+// coordinator an object, not a thread, and tasks are pushed to it when the
+// round opens (nothing polls). 1,000 daemons (one client each, their own
+// tokens) register with a real shefl-coordinator on 127.0.0.1 and hold
+// their feeds open from this process through gRPC's callback client; the
+// coordinator's thread count (/proc/PID/status) is read before the feeds
+// open and once all are open, and the round's tasks must reach the feeds
+// of the clients it sampled.
+#include <catch2/catch.hpp>
+
+#include <grpcpp/grpcpp.h>
+
+#include <atomic>
+#include <csignal>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "common/core/resources.h"
+#include "common/net/call_metadata.h"
+#include "shefl.grpc.pb.h"
+#include "tests/test_support.h"
+
+namespace shefl {
+namespace {
+
+using namespace testing;
+
+constexpr int kDaemons = 1000;
+
+std::string Token(int i) { return "feed-threads-token-" + std::to_string(i); }
+
+int Threads(int pid) {
+  const std::string status = ReadFile("/proc/" + std::to_string(pid) + "/status");
+  const size_t at = status.find("Threads:");
+  REQUIRE(at != std::string::npos);
+  return static_cast<int>(std::strtol(status.c_str() + at + 8, nullptr, 10));
+}
+
+// One daemon's feed, read until the call ends; counts the tasks it gets.
+class Feed final : public grpc::ClientReadReactor<v1::FeedMessage> {
+ public:
+  Feed(v1::Coordinator::Stub* stub, const std::string& session, int client,
+       const std::string& token, std::atomic<int>* open,
+       std::atomic<int>* tasks)
+      : open_(open), tasks_(tasks) {
+    ctx_.AddMetadata(kTokenMetadata, token);
+    ctx_.AddMetadata(kSessionMetadata, session);
+    req_.set_session_id(session);
+    v1::LogicalClient* c = req_.add_clients();
+    c->set_client_id(static_cast<uint32_t>(client));
+    c->set_num_samples(10);
+    stub->async()->TaskFeed(&ctx_, &req_, this);
+    StartRead(&msg_);
+    StartCall();
+  }
+  void OnReadInitialMetadataDone(bool ok) override {
+    if (ok) ++*open_;
+  }
+  void OnReadDone(bool ok) override {
+    if (!ok) return;
+    if (msg_.has_task()) ++*tasks_;
+    StartRead(&msg_);
+  }
+  void OnDone(const grpc::Status&) override { done_ = true; }
+  void Cancel() { ctx_.TryCancel(); }
+  bool done() const { return done_; }
+
+ private:
+  grpc::ClientContext ctx_;
+  v1::TaskFeedRequest req_;
+  v1::FeedMessage msg_;
+  std::atomic<int>* open_;
+  std::atomic<int>* tasks_;
+  std::atomic<bool> done_{false};
+};
+
+TEST_CASE("1,000 open feeds hold a handful of the coordinator's threads",
+          "[feed]") {
+  RaiseFileLimit();
+  TempDir dir;
+  WriteFile(dir / "c.yaml", SyntheticConfig());
+  std::string tokens;
+  for (int i = 0; i < kDaemons; ++i)
+    tokens += "d" + std::to_string(i) + " " + Token(i) + "\n";
+  WriteFile(dir / "tokens", tokens);
+  const int port = FreePort();
+  const int pid = Spawn(
+      {BinDir() + "/shefl-coordinator", "--config", dir / "c.yaml", "--listen",
+       "127.0.0.1:" + std::to_string(port), "--out", dir / "run", "--threads",
+       "1", "--insecure", "--token-file", dir / "tokens", "--set",
+       "clients.num_clients=1000", "--set", "clients.num_hpc=500", "--set",
+       "data.synthetic_train=20000", "--set", "round_deadline_s=600"},
+      dir / "c.log");
+  REQUIRE(WaitUntil([&] {
+    return ReadFile(dir / "c.log").find("listening on port") != std::string::npos;
+  }, 60));
+  auto channel = grpc::CreateChannel("127.0.0.1:" + std::to_string(port),
+                                     grpc::InsecureChannelCredentials());
+  auto stub = v1::Coordinator::NewStub(channel);
+  std::vector<std::string> sessions;
+  for (int i = 0; i < kDaemons; ++i) {
+    grpc::ClientContext ctx;
+    v1::RegisterRequest req;
+    req.set_daemon_name("d" + std::to_string(i));
+    req.set_token(Token(i));
+    req.set_device("cpu");
+    req.add_clients()->set_client_id(static_cast<uint32_t>(i));
+    v1::RegisterReply reply;
+    const grpc::Status st = stub->Register(&ctx, req, &reply);
+    INFO("daemon " << i << ": " << st.error_message());
+    REQUIRE(st.ok());
+    sessions.push_back(reply.session_id());
+  }
+  const int before = Threads(pid);
+  std::atomic<int> open{0}, tasks{0};
+  std::vector<std::unique_ptr<Feed>> feeds;
+  for (int i = 0; i < kDaemons; ++i)
+    feeds.push_back(std::make_unique<Feed>(stub.get(), sessions[i], i,
+                                           Token(i), &open, &tasks));
+  // Every client connected: the coordinator opens round 1 and pushes its
+  // tasks (2 HPCs and 3 LPCs of the synthetic config) down their feeds.
+  REQUIRE(WaitUntil([&] { return tasks.load() >= 5; }, 60));
+  CHECK(open.load() == kDaemons);
+  const int after = Threads(pid);
+  WARN("coordinator threads: " << before << " with 1,000 daemons registered, "
+       << after << " with their 1,000 feeds open");
+  CHECK(after - before <= 8);
+  CHECK(ReadFile(dir / "c.log").find("feed closed") == std::string::npos);
+  for (auto& f : feeds) f->Cancel();
+  REQUIRE(WaitUntil([&] {
+    for (auto& f : feeds)
+      if (!f->done()) return false;
+    return true;
+  }, 30));
+  ::kill(pid, SIGTERM);
+  WaitFor(pid, 60);
+}
+
+}  // namespace
+}  // namespace shefl
