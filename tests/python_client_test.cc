@@ -74,6 +74,13 @@ TEST_CASE("python: the Fashion-MNIST example joins shefl run") {
   RunPythonTests("test_example", {"test_the_example_joins_and_reaches_the_cpp_models"});
 }
 
+TEST_CASE("python: the package has no import cycle and imports its gRPC modules relatively") {
+  RunPythonTests("test_package", {"test_no_import_cycle_between_modules",
+                                  "test_nothing_edits_sys_path",
+                                  "test_generated_imports_are_made_relative",
+                                  "test_models_have_the_cpp_layouts"});
+}
+
 TEST_CASE("python: pip install ./python works offline") {
   RunPythonTests("test_install", {"test_pip_install_offline_into_a_venv"});
 }
