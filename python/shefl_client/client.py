@@ -12,7 +12,8 @@ from typing import Any, Optional
 
 import grpc
 
-from .client_session import Session, SessionEnd
+from .client_session import Session
+from .session_items import SessionEnd
 from .client_state import ClientState, ModelFn, NumSamplesFn, TrainFn
 from .options import ClientError, Options, log, parse_clients
 

@@ -10,7 +10,7 @@ import os
 import queue
 import threading
 import time
-from typing import Any, NamedTuple, Optional, Union
+from typing import Any, Optional
 
 import grpc
 import numpy as np
@@ -22,56 +22,14 @@ from ._proto import shefl_pb2 as pb
 from ._proto import shefl_pb2_grpc as pb_grpc
 from .client_state import ClientState
 from .options import ClientError, log
+from .session_items import (Fetch, Message, ModelTask, ModelWork, RoundEnd, SessionEnd,
+                            StatusCode, Task, WorkItem)
 from .train import TrainContext
-
-# Generated protobuf messages and gRPC objects (shefl_client._proto is
-# untyped): named for what they are, Any to the type checker.
-Task = Any         # shefl_pb2.Task
-ModelTask = Any    # shefl_pb2.ModelTask
-Message = Any      # any shefl_pb2 message
-StatusCode = Any   # grpc.StatusCode
-
-
-class _ModelWork(NamedTuple):
-    """A work item: train one model of a task."""
-    task: Task
-    mt: ModelTask
-    deadline: float
-
-
-class _RoundEnd(NamedTuple):
-    """A work item: the coordinator ended this round."""
-    round: int
-
-
-WorkItem = Union[_ModelWork, _RoundEnd]
 
 CHUNK_BYTES = 1 << 20
 _TRANSIENT = {grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED,
               grpc.StatusCode.CANCELLED, grpc.StatusCode.UNKNOWN,
               grpc.StatusCode.INTERNAL, grpc.StatusCode.ABORTED}
-
-
-class _Fetch:
-    """One model transfer that serves several clients; the others wait."""
-
-    def __init__(self) -> None:
-        self.done = threading.Event()
-        self.weights: Optional[torch.Tensor] = None
-        self.error: Optional[BaseException] = None
-
-    def result(self) -> torch.Tensor:
-        """The weights, once the fetching task is done; its error else."""
-        self.done.wait()
-        if self.error is not None:
-            raise self.error
-        assert self.weights is not None
-        return self.weights
-
-
-class SessionEnd:
-    """How a session ended: what Client.run does next."""
-    SHUTDOWN, LOST, UNREACHABLE = "shutdown", "lost", "unreachable"
 
 
 def _log(client: ClientState, text: str) -> None:
@@ -93,8 +51,8 @@ class Session:
         self.last_heard = time.monotonic()
         self.last_task = 0.0
         self.over = threading.Event()
-        # model -> (version, {client: _Fetch}): the newest version only
-        self.cache: dict[int, tuple[int, dict[int, _Fetch]]] = {}
+        # model -> (version, {client: Fetch}): the newest version only
+        self.cache: dict[int, tuple[int, dict[int, Fetch]]] = {}
         # (model, version) -> clients whose tasks need it
         self.expected: dict[tuple[int, int], set[int]] = {}
         self.lock = threading.Lock()
@@ -178,7 +136,7 @@ class Session:
                     self._enqueue_task(msg.task)
                 elif kind == "round_end":
                     self.closed_round = msg.round_end.round
-                    self.work.put(_RoundEnd(msg.round_end.round))
+                    self.work.put(RoundEnd(msg.round_end.round))
                 elif kind == "shutdown":
                     _log(self.c, "coordinator ended the run (%s)" % msg.shutdown.reason)
                     shutdown = True
@@ -207,7 +165,7 @@ class Session:
                 self.expected.setdefault((mt.model_id, mt.model_version), set()).add(task.client_id)
         self.last_task = time.monotonic()
         for mt in task.models:
-            self.work.put(_ModelWork(task, mt, deadline))
+            self.work.put(ModelWork(task, mt, deadline))
 
     def _heartbeat_loop(self, call: Any) -> None:
         every = self.c.o.heartbeat_s
@@ -235,7 +193,7 @@ class Session:
             if item is None:
                 break
             with self.lock:
-                if isinstance(item, _RoundEnd):
+                if isinstance(item, RoundEnd):
                     self.ended.append(item.round)
                     self._flush_round_lines()
                     continue
@@ -293,7 +251,7 @@ class Session:
         return weights
 
     def _claim(self, client: int,
-               mt: ModelTask) -> tuple[_Fetch, Optional[list[int]], dict[int, _Fetch]]:
+               mt: ModelTask) -> tuple[Fetch, Optional[list[int]], dict[int, Fetch]]:
         """The fetch covering `client` for mt's version, the clients it
         covers besides (None: the fetch is another task's, to wait for),
         and the table it is in."""
@@ -308,7 +266,7 @@ class Session:
             fetch = covered.get(client)
             if fetch is not None:
                 return fetch, None, covered
-            fetch = covered[client] = _Fetch()
+            fetch = covered[client] = Fetch()
             also = sorted(c for c in self.expected.get(key, ()) if c not in covered)
             for c in also:
                 covered[c] = fetch

@@ -5,7 +5,7 @@ num_batches_tracked) are left out. What the coordinator stores, what
 deltas and top-k indices refer to, what goes on the wire."""
 from __future__ import annotations
 
-from typing import Any, Sequence, Union
+from typing import Sequence, Union
 
 import numpy as np
 import numpy.typing as npt
