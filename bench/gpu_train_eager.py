@@ -6,7 +6,8 @@ beside shefl's own (docs/GPU.md, Figures).
                                    [--sittings 5] [--models cnn,resnet18]
 
 The same architectures as common/learn/models.cc and common/learn/model_resnet.cc
-(cnn on 28x28x1; resnet18 with the CIFAR stem on 32x32x3), batch 16, SGD
+(cnn on 28x28x1: shefl_client.models.Cnn, the Python client's; resnet18
+with the CIFAR stem on 32x32x3), batch 16, SGD
 lr 0.01, weight decay 1e-3, no momentum (the paper configs), batches
 drawn from a random tensor already on the device, as LocalTrain indexes a
 shard gathered onto the device once. Prints samples per second (median of
@@ -22,6 +23,7 @@ if __name__ == "__main__" and any(a in ("-h", "--help") for a in sys.argv[1:]):
     sys.exit(0)
 
 import argparse
+import os
 import statistics
 import time
 
@@ -29,19 +31,11 @@ import torch
 from torch import nn
 import torch.nn.functional as F
 
-
-class Cnn(nn.Module):
-    def __init__(self, classes=10):
-        super().__init__()
-        self.conv1 = nn.Conv2d(1, 32, 5)
-        self.conv2 = nn.Conv2d(32, 64, 5)
-        self.fc1 = nn.Linear(64 * 4 * 4, 512)
-        self.fc2 = nn.Linear(512, classes)
-
-    def forward(self, x):
-        x = F.max_pool2d(F.relu(self.conv1(x)), 2)
-        x = F.max_pool2d(F.relu(self.conv2(x)), 2)
-        return self.fc2(F.relu(self.fc1(x.flatten(1))))
+try:
+    from shefl_client.models import Cnn  # installed with pip install ./python
+except ImportError:  # from a checkout: the package is in python/
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))
+    from shefl_client.models import Cnn  # the one the Python client trains
 
 
 class Block(nn.Module):

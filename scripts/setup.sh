@@ -23,11 +23,12 @@ PACKAGES=(
 # The tests and benchmarks, and the tools they run: network namespaces,
 # libFuzzer, Prometheus, compose and podman, Ansible and systemd's
 # analyzers, gnuplot (shefl report's plots), and the Python client's
-# suite (numpy, PyYAML, gRPC and protobuf for Python).
+# suite (numpy, PyYAML, gRPC and protobuf for Python; mypy and typeshed's
+# stubs for its type check).
 TEST_PACKAGES=(
   catch2 libbenchmark-dev git iproute2
   python3-numpy python3-yaml python3-grpcio python3-protobuf python3-torch
-  python3-pip python3-venv python3-setuptools python3-wheel
+  python3-pip python3-venv python3-setuptools python3-wheel mypy python3-typeshed
   clang-14 libclang-rt-14-dev
   prometheus docker-compose ansible systemd gnuplot-nox
   podman podman-compose runc debootstrap containernetworking-plugins

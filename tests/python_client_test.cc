@@ -5,13 +5,14 @@
 // and refuses what it refuses, word for word (tests/data/codec_vectors.json);
 // the partition, batch order and synthetic data are the C++ ones
 // (tests/data/shard_vectors.json); the gRPC modules generated into
-// build/python register with a real coordinator under mutual TLS and a
+// python/shefl_client/_proto register with a real coordinator under mutual TLS and a
 // per-daemon token; mixed runs of C++ daemons and Python clients started
 // by `shefl run --python-clients` finish with equal books and the C++-only
 // run's models; kill -9 of a Python client is survived; `pip install
-// ./python` works offline.
+// ./python` works offline; `mypy --strict` finds no type error.
 #include <catch2/catch.hpp>
 
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -24,8 +25,7 @@ namespace {
 void RunPythonTests(const std::string& module, const std::vector<std::string>& expected) {
   const std::string root = SHEFL_SOURCE_DIR;
   auto r = testing::RunProcess(
-      {"/usr/bin/env", "PYTHONPATH=" + root + "/python:" + SHEFL_BINARY_DIR + "/python:" +
-                           root + "/python/tests",
+      {"/usr/bin/env", "PYTHONPATH=" + root + "/python:" + root + "/python/tests",
        "SHEFL_BIN_DIR=" + testing::BinDir(), "PYTHONDONTWRITEBYTECODE=1", "/usr/bin/python3",
        "-m", "unittest", "-v", module},
       600);
@@ -74,8 +74,47 @@ TEST_CASE("python: the Fashion-MNIST example joins shefl run") {
   RunPythonTests("test_example", {"test_the_example_joins_and_reaches_the_cpp_models"});
 }
 
+TEST_CASE("python: the package has no import cycle and imports its gRPC modules relatively") {
+  RunPythonTests("test_package", {"test_no_import_cycle_between_modules",
+                                  "test_nothing_edits_sys_path",
+                                  "test_generated_imports_are_made_relative",
+                                  "test_models_have_the_cpp_layouts"});
+}
+
 TEST_CASE("python: pip install ./python works offline") {
   RunPythonTests("test_install", {"test_pip_install_offline_into_a_venv"});
+}
+
+// mypy --strict over the package, as python/pyproject.toml's [tool.mypy]
+// sets it up (Debian's mypy and python3-typeshed). A call with a wrong
+// argument type is checked first, so the test knows the check can fail.
+TEST_CASE("python: mypy --strict finds no type error in the package") {
+  const std::string python = std::string(SHEFL_SOURCE_DIR) + "/python";
+  const std::string cache = std::string(SHEFL_BINARY_DIR) + "/mypy-cache";
+  auto mypy = [&](const std::vector<std::string>& args) {
+    std::vector<std::string> argv = {"/usr/bin/env", "--chdir=" + python,
+                                     "PYTHONDONTWRITEBYTECODE=1", "/usr/bin/python3", "-m",
+                                     "mypy", "--strict", "--cache-dir", cache};
+    argv.insert(argv.end(), args.begin(), args.end());
+    return testing::RunProcess(argv, 600);
+  };
+  auto version = mypy({"--version"});
+  INFO(version.output);
+  INFO("mypy is missing: apt install mypy python3-typeshed (scripts/setup.sh installs both)");
+  REQUIRE(version.exit_code == 0);
+
+  const std::string probe = std::string(SHEFL_BINARY_DIR) + "/mypy_probe.py";
+  std::ofstream(probe) << "from shefl_client import Options\n"
+                          "Options(coordinator=1, clients='0')\n";
+  auto wrong = mypy({probe});
+  INFO(wrong.output);
+  CHECK(wrong.exit_code == 1);
+  CHECK_THAT(wrong.output, Catch::Contains("Argument \"coordinator\" to \"Options\""));
+
+  auto r = mypy({});
+  INFO(r.output);
+  CHECK(r.exit_code == 0);
+  CHECK_THAT(r.output, Catch::Contains("Success: no issues found"));
 }
 
 }  // namespace

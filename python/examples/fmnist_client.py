@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""A researcher's own CNN and training loop on Fashion-MNIST, joining a
-shefl run beside the C++ daemons.
+"""A researcher's own training loop on Fashion-MNIST, joining a shefl run
+beside the C++ daemons.
 
     shefl run configs/quick.yaml --python-clients 0-1
 or by hand, against a coordinator already running:
@@ -8,61 +8,46 @@ or by hand, against a coordinator already running:
         --clients 0-1 --insecure --out runs/quick/daemons
 
 The network must have the coordinator's flat layout for `model.name` (here
-the `cnn`: conv 5x5 32, conv 5x5 64, fc 512, fc 10; or the `mlp`): the
-client refuses to start otherwise, naming the first tensor that differs.
+shefl_client.models' `cnn`: conv 5x5 32, conv 5x5 64, fc 512, fc 10; or
+its `mlp`): the client refuses to start otherwise, naming the first tensor
+that differs.
 The loop is the user's: plain PyTorch over the client's shard, which the
 library computes from the run's seed as every C++ daemon does."""
+from __future__ import annotations
+
 import os
 import sys
+from typing import Any
 
 import torch
-import torch.nn as nn
 import torch.nn.functional as F
+from torch import nn
 
 try:
     import shefl_client  # noqa: F401  (installed with pip install ./python)
 except ImportError:  # run from a checkout: the package is beside this folder
     sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-from shefl_client import Client, ClientError, cli
+from shefl_client import Client, ClientError, TrainContext, cli  # noqa: E402
+# The C++ cnn and mlp in PyTorch (bench/gpu_train_eager.py trains the same
+# Cnn); your own torch.nn.Module goes here, with the same flat layout.
+from shefl_client.models import Cnn, Mlp  # noqa: E402
 
 
-class MyCnn(nn.Module):
-    def __init__(self, classes=10):
-        super().__init__()
-        self.conv1 = nn.Conv2d(1, 32, 5)
-        self.conv2 = nn.Conv2d(32, 64, 5)
-        self.fc1 = nn.Linear(64 * 4 * 4, 512)
-        self.fc2 = nn.Linear(512, classes)
-
-    def forward(self, x):
-        x = F.max_pool2d(F.relu(self.conv1(x)), 2)
-        x = F.max_pool2d(F.relu(self.conv2(x)), 2)
-        return self.fc2(F.relu(self.fc1(x.flatten(1))))
-
-
-class MyMlp(nn.Module):
-    def __init__(self, inputs=784, classes=10):
-        super().__init__()
-        self.fc1, self.fc2, self.fc3 = nn.Linear(inputs, 200), nn.Linear(200, 200), nn.Linear(200, classes)
-
-    def forward(self, x):
-        return self.fc3(F.relu(self.fc2(F.relu(self.fc1(x.flatten(1))))))
-
-
-def make_model(config):
+def make_model(config: dict[str, Any]) -> nn.Module:
     name = config["model"]["name"]
     if name == "cnn":
         # Channels-last, as the C++ daemon's cnn: oneDNN's convolutions then
         # skip reordering at every call (faster on CPU, and the same sums).
-        return MyCnn().to(memory_format=torch.channels_last)
+        return Cnn().to(memory_format=torch.channels_last)
     if name == "mlp":
-        return MyMlp()
+        return Mlp()
     raise SystemExit("this example has a cnn and an mlp, not '%s'" % name)
 
 
-def train(model, ctx):
+def train(model: nn.Module, ctx: TrainContext) -> float:
     """One task: the coordinator's lr, epochs or steps, and batch size, on
     this client's shard (ctx.indices into ctx.dataset)."""
+    assert ctx.dataset is not None  # the run's data set: no num_samples given to Client
     x_all, y_all = torch.from_numpy(ctx.dataset.x), torch.from_numpy(ctx.dataset.y)
     opt = torch.optim.SGD(model.parameters(), lr=ctx.lr,
                           weight_decay=float(ctx.config["train"].get("weight_decay", 0.001)))
@@ -83,8 +68,8 @@ def train(model, ctx):
     return total / max(1, seen)
 
 
-def main(argv):
-    options = cli.parse(argv, description=__doc__.splitlines()[0])
+def main(argv: list[str]) -> int:
+    options = cli.parse(argv, description=(__doc__ or "").splitlines()[0])
     try:
         Client(options, model=make_model, train=train).run()
     except ClientError as e:

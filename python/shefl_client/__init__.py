@@ -5,25 +5,34 @@ into a shefl federation, beside the C++ daemons.
     opts = cli.parse(sys.argv[1:])          # the C++ daemon's flags
     Client(opts, model=make_model, train=my_train).run()
 
-Modules: client (the daemon protocol), train (TrainContext, the C++ batch
-order, sgd_train), flat (the flat fp32 layout), codec (the wire codec,
-byte for byte the C++ one), compress (top-k, error feedback), partition
-and data (the shards the C++ daemons compute), books (byte accounting),
-results (a run folder as Python objects)."""
-import os
-import sys
+Modules: client (the daemon protocol; client_state and client_session
+its parts, options what they share), train (TrainContext, the C++ batch
+order, sgd_train), models (the C++ `cnn` and `mlp` in PyTorch), flat (the
+flat fp32 layout), codec (the wire codec, byte for byte the C++ one),
+compress (top-k, error feedback), partition and data (the shards the C++
+daemons compute), books (byte accounting), results (a run folder as
+Python objects), _proto (the gRPC modules generated from proto/).
 
-# The gRPC modules generated from proto/shefl.proto: installed beside this
-# package (pip install), or in a build tree's build/python.
-_HERE = os.path.dirname(os.path.abspath(__file__))
-for _candidate in (os.path.join(_HERE, "_proto"),
-                   os.path.join(os.path.dirname(os.path.dirname(_HERE)), "build", "python")):
-    if os.path.exists(os.path.join(_candidate, "shefl_pb2.py")):
-        if _candidate not in sys.path:
-            sys.path.append(_candidate)
-        break
+The names below are imported when first used, so that `results` (for a
+notebook) and `models` (for a benchmark) need neither gRPC nor PyYAML."""
+from __future__ import annotations
 
-from .client import Client, ClientError, Options  # noqa: E402
-from .train import TrainContext, sgd_train  # noqa: E402
+import importlib
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .client import Client
+    from .options import ClientError, Options
+    from .train import TrainContext, sgd_train
+
+_HOMES = {"Client": ".client", "ClientError": ".options", "Options": ".options",
+          "TrainContext": ".train", "sgd_train": ".train"}
 
 __all__ = ["Client", "ClientError", "Options", "TrainContext", "sgd_train"]
+
+
+def __getattr__(name: str) -> object:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError("module 'shefl_client' has no attribute '%s'" % name)
+    return getattr(importlib.import_module(home, __name__), name)

@@ -4,21 +4,26 @@ round, per logical client (-1: the daemon as a whole), payload (model and
 delta chunks) apart from control, by direction. The coordinator applies the
 same rule to the same messages, so the per-client figures agree exactly;
 the round lines go to <out>/<name>.jsonl with the C++ daemon's fields."""
+from __future__ import annotations
+
 import json
 import resource
 import threading
+from typing import Any
 
 from .codec import varint_length
 
 GRPC_MESSAGE_HEADER = 5
 DAEMON = -1
+# A generated protobuf message (shefl_client._proto is untyped).
+Message = Any
 
 
-def wire_size(message):
-    return message.ByteSize() + GRPC_MESSAGE_HEADER
+def wire_size(message: Message) -> int:
+    return int(message.ByteSize()) + GRPC_MESSAGE_HEADER
 
 
-def label_count_bytes(client):
+def label_count_bytes(client: Message) -> int:
     """The bytes a LogicalClient's label histogram adds to the feed request
     (booked under that client; LabelCountBytes in C++)."""
     if not client.label_counts:
@@ -27,49 +32,53 @@ def label_count_bytes(client):
     without.CopyFrom(client)
     del without.label_counts[:]
 
-    def embedded(n):
+    def embedded(n: int) -> int:
         return n + varint_length(n)
-    return embedded(client.ByteSize()) - embedded(without.ByteSize())
+    return embedded(int(client.ByteSize())) - embedded(int(without.ByteSize()))
 
 
 class Ledger:
     """Thread-safe per-round books, and the round's line once it ends."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._rounds = {}      # round -> client -> [payload_up, payload_down, control_up, control_down]
-        self._train_seconds = {}
-        self._train_samples = {}
-        self._downloads = {}   # round -> [logical_up, logical_down, physical_up, physical_down]
-        self._phases = {}      # round -> phase -> seconds (where a round's time went)
+        # round -> client -> [payload_up, payload_down, control_up, control_down]
+        self._rounds: dict[int, dict[int, list[int]]] = {}
+        self._train_seconds: dict[int, float] = {}
+        self._train_samples: dict[int, int] = {}
+        # round -> [logical_up, logical_down, physical_up, physical_down]
+        self._downloads: dict[int, list[int]] = {}
+        # round -> phase -> seconds (where a round's time went)
+        self._phases: dict[int, dict[str, float]] = {}
 
-    def book(self, rnd, client, up, payload, nbytes):
+    def book(self, rnd: int, client: int, up: bool, payload: bool, nbytes: int) -> None:
         slot = (0 if up else 1) if payload else (2 if up else 3)
         with self._lock:
             counts = self._rounds.setdefault(rnd, {}).setdefault(client, [0, 0, 0, 0])
             counts[slot] += nbytes
 
-    def add_training(self, rnd, seconds, samples):
+    def add_training(self, rnd: int, seconds: float, samples: int) -> None:
         with self._lock:
             self._train_seconds[rnd] = self._train_seconds.get(rnd, 0.0) + seconds
             self._train_samples[rnd] = self._train_samples.get(rnd, 0) + samples
 
-    def add_phase(self, rnd, phase, seconds):
+    def add_phase(self, rnd: int, phase: str, seconds: float) -> None:
         with self._lock:
             phases = self._phases.setdefault(rnd, {})
             phases[phase] = phases.get(phase, 0.0) + seconds
 
-    def add_download(self, rnd, logical_up, logical_down, physical_up, physical_down):
+    def add_download(self, rnd: int, logical_up: int, logical_down: int, physical_up: int,
+                     physical_down: int) -> None:
         with self._lock:
             d = self._downloads.setdefault(rnd, [0, 0, 0, 0])
             for i, v in enumerate((logical_up, logical_down, physical_up, physical_down)):
                 d[i] += v
 
-    def by_client(self, rnd):
+    def by_client(self, rnd: int) -> dict[int, list[int]]:
         with self._lock:
             return {c: list(v) for c, v in self._rounds.get(rnd, {}).items()}
 
-    def round_line(self, rnd, daemon_name):
+    def round_line(self, rnd: int, daemon_name: str) -> dict[str, Any]:
         """The C++ daemon's round record (WriteRoundLine), and forgets the
         per-round figures up to `rnd`."""
         with self._lock:
@@ -95,17 +104,18 @@ class Ledger:
                 "phase_seconds": {k: round(v, 6) for k, v in
                                   sorted(self._phases.get(rnd, {}).items())},
             }
-            for table in (self._train_seconds, self._train_samples, self._downloads,
-                          self._phases):
+            tables: tuple[dict[int, Any], ...] = (
+                self._train_seconds, self._train_samples, self._downloads, self._phases)
+            for table in tables:
                 for r in [r for r in table if r <= rnd]:
                     del table[r]
             return line
 
 
-def _counts_json(v):
+def _counts_json(v: list[int]) -> dict[str, int]:
     return {"payload_up": v[0], "payload_down": v[1], "control_up": v[2], "control_down": v[3]}
 
 
-def append_line(path, line):
+def append_line(path: str, line: dict[str, Any]) -> None:
     with open(path, "a") as f:
         f.write(json.dumps(line, separators=(",", ":")) + "\n")

@@ -1,11 +1,15 @@
 """The C++ daemon's flags for a Python client program, so that `shefl run
 --python-clients` (and a user by hand) starts one like shefl-client."""
+from __future__ import annotations
+
 import argparse
+from typing import Optional, Sequence
 
-from .client import Options
+from .options import Options
 
 
-def add_flags(parser):
+def add_flags(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
+    """The C++ daemon's flags, added to `parser`; returns it."""
     a = parser.add_argument
     a("--coordinator", required=True, help="HOST:PORT of shefl-coordinator")
     a("--clients", required=True, help="logical client ids (0-4,10) or auto:N")
@@ -27,7 +31,7 @@ def add_flags(parser):
     return parser
 
 
-def options_from(args):
+def options_from(args: argparse.Namespace) -> Options:
     return Options(coordinator=args.coordinator, clients=args.clients, name=args.name,
                    out=args.out, state_dir=args.state_dir, tls_ca=args.tls_ca,
                    tls_cert=args.tls_cert, tls_key=args.tls_key,
@@ -37,7 +41,8 @@ def options_from(args):
                    threads=args.threads, adversary=args.adversary)
 
 
-def parse(argv, description="A shefl Python client"):
+def parse(argv: Optional[Sequence[str]],
+          description: str = "A shefl Python client") -> Options:
     """Options from the command line (argparse exits with a usage line on
     a bad flag)."""
     return options_from(add_flags(argparse.ArgumentParser(description=description)).parse_args(argv))

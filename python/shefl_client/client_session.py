@@ -1,11 +1,16 @@
 """One connection to the coordinator (Session in client/daemon_session.cc):
 register, hold the task feed, run the tasks one model at a time on a
 worker thread, and write each round's line once the round has ended and
-its work is done."""
+its work is done. Thread-safety: the feed runs on the caller's thread,
+heartbeats and the workers on their own; what they share is under
+self.lock (the cache, expected clients, rounds in flight and ended)."""
+from __future__ import annotations
+
 import os
 import queue
 import threading
 import time
+from typing import Any, Optional
 
 import grpc
 import numpy as np
@@ -13,10 +18,13 @@ import torch
 
 from . import books as B
 from . import flat
+from ._proto import shefl_pb2 as pb
+from ._proto import shefl_pb2_grpc as pb_grpc
+from .client_state import ClientState
+from .options import ClientError, log
+from .session_items import (Fetch, Message, ModelTask, ModelWork, RoundEnd, SessionEnd,
+                            StatusCode, Task, WorkItem)
 from .train import TrainContext
-
-import shefl_pb2 as pb
-import shefl_pb2_grpc as pb_grpc
 
 CHUNK_BYTES = 1 << 20
 _TRANSIENT = {grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED,
@@ -24,46 +32,39 @@ _TRANSIENT = {grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED,
               grpc.StatusCode.INTERNAL, grpc.StatusCode.ABORTED}
 
 
-class _Fetch:
-    """One model transfer that serves several clients; the others wait."""
-
-    def __init__(self):
-        self.done = threading.Event()
-        self.weights, self.error = None, None
-
-
-class SessionEnd:
-    SHUTDOWN, LOST, UNREACHABLE = "shutdown", "lost", "unreachable"
-
-
-def _log(client, text):
-    from .client import log
+def _log(client: ClientState, text: str) -> None:
     log(client.o.name, text)
 
 
 class Session:
-    def __init__(self, client, channel):
+    """One connection's life: registration, then the task feed until the
+    coordinator ends the run or the connection goes."""
+
+    def __init__(self, client: ClientState, channel: grpc.Channel) -> None:
         self.c = client
         self.stub = pb_grpc.CoordinatorStub(channel)
-        self.metadata = (("shefl-token", client.token),) if client.token else ()
-        self.work = queue.Queue()
+        self.metadata: tuple[tuple[str, str], ...] = (
+            (("shefl-token", client.token),) if client.token else ())
+        self.work: queue.Queue[Optional[WorkItem]] = queue.Queue()
         self.known_round = 0
         self.closed_round = 0
         self.last_heard = time.monotonic()
         self.last_task = 0.0
         self.over = threading.Event()
-        self.cache = {}      # model -> (version, {client: _Fetch}): the newest version only
-        self.expected = {}   # (model, version) -> clients whose tasks need it
+        # model -> (version, {client: Fetch}): the newest version only
+        self.cache: dict[int, tuple[int, dict[int, Fetch]]] = {}
+        # (model, version) -> clients whose tasks need it
+        self.expected: dict[tuple[int, int], set[int]] = {}
         self.lock = threading.Lock()
-        self.in_flight = {}  # round -> work items running
-        self.ended = []      # ended rounds whose lines are not written yet
+        self.in_flight: dict[int, int] = {}  # round -> work items running
+        self.ended: list[int] = []           # ended rounds whose lines are not written yet
 
-    def book(self, rnd, client, up, payload, nbytes):
+    def book(self, rnd: int, client: int, up: bool, payload: bool, nbytes: int) -> None:
         self.c.ledger.book(rnd, client, up, payload, nbytes)
 
     # ------------------------------------------------------------ session
 
-    def run(self):
+    def run(self) -> str:
         c = self.c
         req = pb.RegisterRequest(daemon_name=c.o.name, token=c.token, device=str(c.device),
                                  want_model_layout=True)
@@ -76,8 +77,8 @@ class Session:
         except grpc.RpcError as e:
             if e.code() in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED):
                 return SessionEnd.UNREACHABLE
-            from .client import ClientError
-            raise ClientError("registration refused: %s: %s" % (e.code().name, e.details()))
+            raise ClientError("registration refused: %s: %s"
+                              % (e.code().name, e.details())) from None
         self.known_round = reply.current_round
         self.closed_round = max(0, self.known_round - 1)
         self.book(self.known_round, B.DAEMON, True, False, B.wire_size(req))
@@ -91,7 +92,7 @@ class Session:
             c.prepare(reply.config_yaml.decode(), reply.model_layout)
         return self._feed()
 
-    def _feed_request(self):
+    def _feed_request(self) -> Message:
         c = self.c
         req = pb.TaskFeedRequest(session_id=c.session_id)
         hasa = c.config.get("method") == "hasa"
@@ -102,7 +103,7 @@ class Session:
                 lc.label_counts.extend(c.label_counts(cid))
         return req
 
-    def _book_feed_request(self, req):
+    def _book_feed_request(self, req: Message) -> None:
         daemon_bytes = B.wire_size(req)
         for lc in req.clients:
             b = B.label_count_bytes(lc)
@@ -111,7 +112,7 @@ class Session:
                 self.book(self.known_round, lc.client_id, True, False, b)
         self.book(self.known_round, B.DAEMON, True, False, daemon_bytes)
 
-    def _feed(self):
+    def _feed(self) -> str:
         req = self._feed_request()
         call = self.stub.TaskFeed(req, metadata=self.metadata)
         self._book_feed_request(req)
@@ -135,7 +136,7 @@ class Session:
                     self._enqueue_task(msg.task)
                 elif kind == "round_end":
                     self.closed_round = msg.round_end.round
-                    self.work.put(("end", msg.round_end.round))
+                    self.work.put(RoundEnd(msg.round_end.round))
                 elif kind == "shutdown":
                     _log(self.c, "coordinator ended the run (%s)" % msg.shutdown.reason)
                     shutdown = True
@@ -157,16 +158,16 @@ class Session:
             self._flush_round_lines()
         return SessionEnd.SHUTDOWN if shutdown or self.c.stop.is_set() else SessionEnd.LOST
 
-    def _enqueue_task(self, task):
+    def _enqueue_task(self, task: Task) -> None:
         deadline = time.time() + task.deadline_in_ms / 1000.0
         with self.lock:
             for mt in task.models:
                 self.expected.setdefault((mt.model_id, mt.model_version), set()).add(task.client_id)
         self.last_task = time.monotonic()
         for mt in task.models:
-            self.work.put(("model", task, mt, deadline))
+            self.work.put(ModelWork(task, mt, deadline))
 
-    def _heartbeat_loop(self, call):
+    def _heartbeat_loop(self, call: Any) -> None:
         every = self.c.o.heartbeat_s
         if every <= 0:
             return
@@ -186,19 +187,19 @@ class Session:
 
     # --------------------------------------------------------------- work
 
-    def _work_loop(self, slot):
+    def _work_loop(self, slot: int) -> None:
         while True:
             item = self.work.get()
             if item is None:
                 break
             with self.lock:
-                if item[0] == "end":
-                    self.ended.append(item[1])
+                if isinstance(item, RoundEnd):
+                    self.ended.append(item.round)
                     self._flush_round_lines()
                     continue
                 if self.over.is_set():
                     continue
-                _, task, mt, deadline = item
+                task, mt, deadline = item
                 self.in_flight[task.round] = self.in_flight.get(task.round, 0) + 1
             try:
                 self._run_model(task, mt, deadline, self.c.modules[slot])
@@ -210,7 +211,7 @@ class Session:
                     del self.in_flight[task.round]
                 self._flush_round_lines()
 
-    def _flush_round_lines(self):
+    def _flush_round_lines(self) -> None:
         """Writes the lines of ended rounds whose work is all done, in order.
         Caller holds self.lock."""
         while self.ended and not any(n for r, n in self.in_flight.items()
@@ -219,20 +220,42 @@ class Session:
             line = self.c.ledger.round_line(rnd, self.c.o.name)
             B.append_line(os.path.join(self.c.o.out, self.c.o.name + ".jsonl"), line)
 
-    def _await_task_burst(self):
+    def _await_task_burst(self) -> None:
         # A round's tasks come in one burst; a fetch waits for its end so
         # that it covers every client of this daemon that needs the version.
         start = time.monotonic()
         while time.monotonic() - self.last_task < 0.03 and time.monotonic() - start < 1.0:
             time.sleep(0.005)
 
-    def _weights(self, task, mt, deadline):
+    def _weights(self, task: Task, mt: ModelTask, deadline: float) -> torch.Tensor:
         """The model version's weights: those of the fetch that covered this
         client (waiting for it if under way), else a new fetch that covers
         it and every expected client no fetch covered yet
         (also_for_clients). Only the newest version of a model is kept; a
         task for an older one is fetched alone."""
-        key, client = (mt.model_id, mt.model_version), task.client_id
+        fetch, also, covered = self._claim(task.client_id, mt)
+        if also is None:  # another task's fetch covers this client
+            return fetch.result()
+        try:
+            weights = self._download(task, mt, also, deadline)
+            fetch.weights = weights
+        except Exception as e:
+            fetch.error = e
+            with self.lock:  # not kept: whoever needs it next fetches again
+                for c in [task.client_id] + also:
+                    if covered.get(c) is fetch:
+                        del covered[c]
+            raise
+        finally:
+            fetch.done.set()
+        return weights
+
+    def _claim(self, client: int,
+               mt: ModelTask) -> tuple[Fetch, Optional[list[int]], dict[int, Fetch]]:
+        """The fetch covering `client` for mt's version, the clients it
+        covers besides (None: the fetch is another task's, to wait for),
+        and the table it is in."""
+        key = (mt.model_id, mt.model_version)
         with self.lock:
             version, covered = self.cache.get(mt.model_id, (-1, {}))
             if version < mt.model_version:
@@ -241,32 +264,16 @@ class Session:
             if version != mt.model_version:
                 covered = {}  # stale: not kept
             fetch = covered.get(client)
-            mine = fetch is None
-            also = []
-            if mine:
-                fetch = covered[client] = _Fetch()
-                also = sorted(c for c in self.expected.get(key, ()) if c not in covered)
-                for c in also:
-                    covered[c] = fetch
-        if not mine:
-            fetch.done.wait()
-            if fetch.error is not None:
-                raise fetch.error
-            return fetch.weights
-        try:
-            fetch.weights = self._download(task, mt, also, deadline)
-        except Exception as e:
-            fetch.error = e
-            with self.lock:  # not kept: whoever needs it next fetches again
-                for c in [client] + also:
-                    if covered.get(c) is fetch:
-                        del covered[c]
-            raise
-        finally:
-            fetch.done.set()
-        return fetch.weights
+            if fetch is not None:
+                return fetch, None, covered
+            fetch = covered[client] = Fetch()
+            also = sorted(c for c in self.expected.get(key, ()) if c not in covered)
+            for c in also:
+                covered[c] = fetch
+            return fetch, also, covered
 
-    def _download(self, task, mt, also, deadline):
+    def _download(self, task: Task, mt: ModelTask, also: list[int],
+                  deadline: float) -> torch.Tensor:
         c = self.c
         req = pb.DownloadRequest(session_id=c.session_id, round=task.round,
                                  client_id=task.client_id, model_id=mt.model_id,
@@ -299,7 +306,8 @@ class Session:
             raise RuntimeError("model %d: got %d of %d weights" % (mt.model_id, got, c.dim))
         return torch.from_numpy(np.frombuffer(b"".join(parts), dtype="<f4").copy())
 
-    def _run_model(self, task, mt, deadline, module):
+    def _run_model(self, task: Task, mt: ModelTask, deadline: float,
+                   module: torch.nn.Module) -> None:
         c = self.c
         if task.round <= self.closed_round:
             _log(c, "client %d model %d: skipped: round %d is over"
@@ -312,8 +320,8 @@ class Session:
         flat.load_flat(module, global_flat)
         c.ledger.add_phase(task.round, "download", t1 - t0)
         c.ledger.add_phase(task.round, "load", time.monotonic() - t1)
-        ctx = TrainContext(task, mt.model_id, c.config, c.device, c.dataset,
-                           c.shards.get(task.client_id), global_flat)
+        ctx = TrainContext.for_task(task, mt.model_id, c.config, c.device, c.dataset,
+                                    c.shards.get(task.client_id), global_flat)
         start = time.monotonic()
         loss = float(c.train_fn(module, ctx))
         t2 = time.monotonic()
@@ -339,7 +347,8 @@ class Session:
             task.round, task.client_id, mt.model_id,
             "sent" if code is None else "upload refused (%s)" % code.name, loss, nnz, c.dim))
 
-    def _upload(self, task, mt, encoded, loss, deadline):
+    def _upload(self, task: Task, mt: ModelTask, encoded: bytes, loss: float,
+                deadline: float) -> Optional[StatusCode]:
         """None when accepted, else the refusal's status code."""
         c = self.c
         header = pb.UploadHeader(session_id=c.session_id, round=task.round,

@@ -1,9 +1,12 @@
 """Top-k with the C++ tie rule, and error feedback with residuals kept on
 disk in the C++ daemon's own file format (common/learn/compress.h,
 client/residual_book.h), so a client's residuals survive a restart."""
+from __future__ import annotations
+
 import os
 import struct
 import threading
+from typing import Iterable, Optional, Union
 
 import numpy as np
 import torch
@@ -11,7 +14,7 @@ import torch
 from . import codec
 
 
-def top_k(delta, k):
+def top_k(delta: torch.Tensor, k: int) -> tuple[torch.Tensor, torch.Tensor]:
     """(indices int64 ascending, values float32) of the k entries of largest
     magnitude of a 1-D fp32 tensor; ties at the k-th magnitude go to the
     lower indices (TopKIndices in common/learn/compress.cc)."""
@@ -39,7 +42,7 @@ def top_k(delta, k):
     return idx, delta.index_select(0, idx)
 
 
-def fingerprint(text):
+def fingerprint(text: Union[str, bytes]) -> int:
     """FNV-1a of the run's config text: names the residual files' run."""
     h = 1469598103934665603
     for c in text.encode() if isinstance(text, str) else text:
@@ -49,6 +52,7 @@ def fingerprint(text):
 
 _MAGIC = b"SHEFLEF1"
 _HEADER = struct.Struct("<Qqq")  # fingerprint, round, numel (uint64 on disk)
+Key = tuple[int, int]  # (client, model)
 
 
 class ResidualBook:
@@ -56,17 +60,19 @@ class ResidualBook:
     them. Staged before the upload goes (on disk, durably), committed by
     an acceptance, discarded by a refusal; a round handed out again drops
     that round and later (see client/residual_book.h for why). Files:
-    <dir>/c<client>-m<model>-r<round>.ef, the three newest rounds kept."""
+    <dir>/c<client>-m<model>-r<round>.ef, the three newest rounds kept.
+    Thread-safe: the workers of one daemon share it."""
 
-    def __init__(self, directory, fp):
+    def __init__(self, directory: str, fp: int) -> None:
         self.dir, self.fp = directory, fp
-        self._book, self._files = {}, {}
+        self._book: dict[Key, dict[int, torch.Tensor]] = {}  # the residuals by round
+        self._files: dict[Key, set[int]] = {}                # the rounds on disk
         self._lock = threading.Lock()
 
-    def _path(self, key, rnd):
+    def _path(self, key: Key, rnd: int) -> str:
         return os.path.join(self.dir, "c%d-m%d-r%d.ef" % (key[0], key[1], rnd))
 
-    def _remove(self, key, rnd):
+    def _remove(self, key: Key, rnd: int) -> None:
         rounds = self._files.get(key)
         if not rounds or rnd not in rounds:
             return
@@ -78,7 +84,7 @@ class ResidualBook:
         if not rounds:
             del self._files[key]
 
-    def load(self, clients):
+    def load(self, clients: Iterable[int]) -> int:
         """Reads the residuals of `clients` this run's config left; returns
         how many (client, model) pairs have one."""
         if not self.dir:
@@ -107,7 +113,7 @@ class ResidualBook:
             self._files.setdefault((c, m), set()).add(r)
         return len(self._book)
 
-    def in_force(self, client, model, rnd):
+    def in_force(self, client: int, model: int, rnd: int) -> Optional[torch.Tensor]:
         key = (client, model)
         with self._lock:
             for r in [r for r in self._files.get(key, ()) if r >= rnd]:
@@ -124,7 +130,7 @@ class ResidualBook:
                 del rounds[r]
             return rounds[max(rounds)]
 
-    def stage(self, client, model, rnd, residual):
+    def stage(self, client: int, model: int, rnd: int, residual: torch.Tensor) -> None:
         key = (client, model)
         cpu = residual.detach().to("cpu", torch.float32).contiguous()
         if self.dir:
@@ -138,7 +144,7 @@ class ResidualBook:
                 while len(on_disk) > 3:
                     self._remove(key, min(on_disk))
 
-    def discard(self, client, model, rnd):
+    def discard(self, client: int, model: int, rnd: int) -> None:
         key = (client, model)
         with self._lock:
             self._remove(key, rnd)
@@ -148,11 +154,11 @@ class ResidualBook:
                 if not rounds:
                     del self._book[key]
 
-    def __len__(self):
+    def __len__(self) -> int:
         return len(self._book)
 
 
-def _write_durably(path, data):
+def _write_durably(path: str, data: bytes) -> None:
     tmp = path + ".tmp"
     with open(tmp, "wb") as f:
         f.write(data)
@@ -169,13 +175,16 @@ def _write_durably(path, data):
 class DeltaCompressor:
     """Error feedback (when on), top-k, encoding; the residual left is what
     the coordinator will decode subtracted from what was meant to be sent
-    (so fp16/bf16 rounding is fed back too): DeltaCompressor in C++."""
+    (so fp16/bf16 rounding is fed back too): DeltaCompressor in C++.
+    Thread-safe as its ResidualBook is."""
 
-    def __init__(self, value_type, error_feedback, state_dir="", fp=0):
+    def __init__(self, value_type: str, error_feedback: bool, state_dir: str = "",
+                 fp: int = 0) -> None:
         self.value_type = value_type
         self.residuals = ResidualBook(state_dir, fp) if error_feedback else None
 
-    def compress(self, client, model, rnd, delta, k):
+    def compress(self, client: int, model: int, rnd: int, delta: torch.Tensor,
+                 k: int) -> tuple[bytes, int]:
         """(encoded bytes, nnz)."""
         corrected = delta
         if self.residuals is not None:
@@ -195,6 +204,6 @@ class DeltaCompressor:
             self.residuals.stage(client, model, rnd, residual)
         return encoded, len(idx_np)
 
-    def settle(self, client, model, rnd, accepted):
+    def settle(self, client: int, model: int, rnd: int, accepted: bool) -> None:
         if self.residuals is not None and not accepted:
             self.residuals.discard(client, model, rnd)

@@ -3,11 +3,15 @@
 with the same float32 table, and the synthetic Gaussian mixture drawn from
 the run's seed. Other data sets: bring your own (Client's `num_samples`
 and training function)."""
+from __future__ import annotations
+
 import gzip
 import math
 import os
+from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
 from . import rng as R
 
@@ -21,16 +25,18 @@ class DataError(ValueError):
 
 
 class Dataset:
-    """x: float32 array (N, 1, H, W) or (N, F); y: int64 array (N,)."""
+    """x: float32 array (N, 1, H, W) or (N, F); y: int64 array (N,).
+    Read-only once loaded: shared by the worker threads."""
 
-    def __init__(self, name, x, y, num_classes):
+    def __init__(self, name: str, x: npt.NDArray[np.float32], y: npt.NDArray[np.int64],
+                 num_classes: int) -> None:
         self.name, self.x, self.y, self.num_classes = name, x, y, num_classes
 
-    def __len__(self):
+    def __len__(self) -> int:
         return len(self.y)
 
 
-def _read(path):
+def _read(path: str) -> bytes:
     for candidate in (path, path + ".gz"):
         if os.path.exists(candidate):
             with open(candidate, "rb") as f:
@@ -39,7 +45,7 @@ def _read(path):
     raise DataError("%s(.gz): no such file" % path)
 
 
-def _idx(path, magic, dims):
+def _idx(path: str, magic: int, dims: int) -> npt.NDArray[np.uint8]:
     data = _read(path)
     header = 4 + 4 * dims
     if len(data) < header:
@@ -54,7 +60,7 @@ def _idx(path, magic, dims):
     return body[:int(np.prod(shape))].reshape(shape)
 
 
-def load_idx(root, name, train=True):
+def load_idx(root: str, name: str, train: bool = True) -> Dataset:
     """Fashion-MNIST (`fmnist`) or MNIST from `root`, as ReadIdx does."""
     prefix = "train" if train else "t10k"
     images = _idx(os.path.join(root, prefix + "-images-idx3-ubyte"), 2051, 3)
@@ -67,7 +73,7 @@ def load_idx(root, name, train=True):
     return Dataset(name, x, labels.astype(np.int64), 10)
 
 
-def synthetic(data, seed, train=True):
+def synthetic(data: dict[str, Any], seed: int, train: bool = True) -> Dataset:
     """The synthetic Gaussian mixture (common/data/data_synthetic.cc)."""
     k, f = int(data.get("synthetic_classes", 4)), int(data.get("synthetic_features", 20))
     n = int(data.get("synthetic_train", 2000) if train else data.get("synthetic_test", 500))
@@ -83,7 +89,7 @@ def synthetic(data, seed, train=True):
     return Dataset("synthetic", x, np.array(labels, dtype=np.int64), k)
 
 
-def load_training_set(config):
+def load_training_set(config: dict[str, Any]) -> Dataset:
     """The training split named by the run's resolved config (a dict)."""
     data = config.get("data", {})
     name = data.get("dataset", "fmnist")

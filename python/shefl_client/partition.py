@@ -2,7 +2,10 @@
 common/fed/client_metrics.h): the same iid, Dirichlet and shards splits from
 the run's seed, then the client's held-out part removed. No partition is
 ever sent over the wire, so a Python client must compute the same one."""
+from __future__ import annotations
+
 import math
+from typing import Any, Sequence
 
 from . import rng as R
 
@@ -17,7 +20,7 @@ class PartitionError(ValueError):
     """A partition the config cannot give; the message names the key."""
 
 
-def _log_gamma(rng, shape):
+def _log_gamma(rng: R.MT19937_64, shape: float) -> float:
     # Marsaglia-Tsang in log space, as common/fed/partition.cc.
     if shape < 1.0:
         u = 1.0 - R.uniform01(rng)
@@ -36,7 +39,7 @@ def _log_gamma(rng, shape):
             return math.log(d) + math.log(v)
 
 
-def _dirichlet(rng, alpha, n):
+def _dirichlet(rng: R.MT19937_64, alpha: float, n: int) -> list[float]:
     p = [_log_gamma(rng, alpha) for _ in range(n)]
     top = max(p)
     total = 0.0
@@ -46,7 +49,7 @@ def _dirichlet(rng, alpha, n):
     return [v / total for v in p]
 
 
-def _cumulative_bounds(p, class_size):
+def _cumulative_bounds(p: list[float], class_size: int) -> list[int]:
     b = [0] * (len(p) + 1)
     c = 0.0
     for j in range(1, len(p)):
@@ -56,20 +59,21 @@ def _cumulative_bounds(p, class_size):
     return b
 
 
-def _by_class(labels, num_classes):
-    buckets = [[] for _ in range(num_classes)]
+def _by_class(labels: Sequence[int], num_classes: int) -> list[list[int]]:
+    buckets: list[list[int]] = [[] for _ in range(num_classes)]
     for i, y in enumerate(labels):
         buckets[y].append(i)
     return buckets
 
 
-def _iid(n, num_clients, client, seed):
+def _iid(n: int, num_clients: int, client: int, seed: int) -> list[int]:
     order = list(range(n))
     R.shuffle(order, R.make_rng(seed, R.PARTITION, (_TAG_IID, n, num_clients)))
     return order[client * n // num_clients:(client + 1) * n // num_clients]
 
 
-def _dirichlet_split(part, labels, num_classes, num_clients, client, seed):
+def _dirichlet_split(part: dict[str, Any], labels: Sequence[int], num_classes: int,
+                     num_clients: int, client: int, seed: int) -> list[int]:
     alpha, min_samples = float(part.get("alpha", 0.6)), int(part.get("min_samples", 1))
     n = len(labels)
     if not alpha > 0 or math.isinf(alpha):
@@ -79,7 +83,8 @@ def _dirichlet_split(part, labels, num_classes, num_clients, client, seed):
                              "and %d samples" % (min_samples, num_clients, n))
     buckets = _by_class(labels, num_classes)
     for attempt in range(MAX_DIRICHLET_ATTEMPTS):
-        bounds, per_client = [], [0] * num_clients
+        bounds: list[list[int]] = []
+        per_client = [0] * num_clients
         for k in range(num_classes):
             rng = R.make_rng(seed, R.PARTITION,
                              (_TAG_DIR_PROPORTIONS, attempt, k, n, num_clients))
@@ -93,7 +98,7 @@ def _dirichlet_split(part, labels, num_classes, num_clients, client, seed):
         raise PartitionError(
             "partition: no Dirichlet draw in %d attempts gave every client "
             "partition.min_samples=%d samples" % (MAX_DIRICHLET_ATTEMPTS, min_samples))
-    out = []
+    out: list[int] = []
     for k in range(num_classes):
         bucket = buckets[k]
         R.shuffle(bucket, R.make_rng(seed, R.PARTITION, (_TAG_DIR_SHUFFLE, k, n, num_clients)))
@@ -101,7 +106,8 @@ def _dirichlet_split(part, labels, num_classes, num_clients, client, seed):
     return out
 
 
-def _shards(part, labels, num_classes, num_clients, client, seed):
+def _shards(part: dict[str, Any], labels: Sequence[int], num_classes: int, num_clients: int,
+            client: int, seed: int) -> list[int]:
     n = len(labels)
     s = int(part.get("shards_per_client", 4))
     shards = int(part.get("shards", 400))
@@ -116,7 +122,7 @@ def _shards(part, labels, num_classes, num_clients, client, seed):
     order = [i for bucket in _by_class(labels, num_classes) for i in bucket]
     perm = list(range(shards))
     R.shuffle(perm, R.make_rng(seed, R.PARTITION, (_TAG_SHARDS, shards, n, num_clients)))
-    out = []
+    out: list[int] = []
     for e, t in enumerate(perm):
         owner = e // s if e < num_clients * s else (e - num_clients * s) % num_clients
         if owner == client:
@@ -124,7 +130,8 @@ def _shards(part, labels, num_classes, num_clients, client, seed):
     return out
 
 
-def client_indices(part, labels, num_classes, num_clients, client, seed):
+def client_indices(part: dict[str, Any], labels: Sequence[int], num_classes: int,
+                   num_clients: int, client: int, seed: int) -> list[int]:
     """The sample indices of `client` (ascending): ClientIndices in C++.
     `part` is the config's `partition` mapping; `labels` a list of ints."""
     scheme = part.get("scheme", "dirichlet")
@@ -146,13 +153,14 @@ def client_indices(part, labels, num_classes, num_clients, client, seed):
     return sorted(idx)
 
 
-def held_out_count(n, fraction):
+def held_out_count(n: int, fraction: float) -> int:
     if not fraction > 0 or n < 2:
         return 0
     return min(n - 1, max(1, R.llround(fraction * n)))
 
 
-def split_holdout(shard, fraction, seed, client):
+def split_holdout(shard: Sequence[int], fraction: float, seed: int,
+                  client: int) -> tuple[list[int], list[int]]:
     """(train, held_out) of a shard, both ascending: SplitClientShard."""
     if not 0 <= fraction < 1:
         raise PartitionError("eval.client_holdout must be in [0, 1), got %r" % fraction)
@@ -164,7 +172,8 @@ def split_holdout(shard, fraction, seed, client):
     return sorted(order[h:]), sorted(order[:h])
 
 
-def training_indices(config, labels, num_classes, client):
+def training_indices(config: dict[str, Any], labels: Sequence[int], num_classes: int,
+                     client: int) -> list[int]:
     """What `client` trains on under the run's resolved config (a dict):
     its partition shard less its held-out part (TrainingIndices, then
     SplitClientShard, as client/local_trainer.cc)."""

@@ -9,23 +9,25 @@ Python objects, for notebooks:
 rounds.jsonl's lines are read whole only: a line the coordinator is still
 writing is left out, so a running run can be read too.
 """
+from __future__ import annotations
 
 import json
 import os
+from typing import Any, Optional
 
 
 class RunFolderError(ValueError):
     """The folder is not a run folder, or a file in it is not what it should be."""
 
 
-def _jsonl(path):
+def _jsonl(path: str) -> list[Any]:
     """The complete lines of a JSONL file, parsed; [] when it is absent."""
     if not os.path.exists(path):
         return []
     with open(path, encoding="utf-8") as f:
         text = f.read()
     complete = text[: text.rfind("\n") + 1]
-    out = []
+    out: list[Any] = []
     for n, line in enumerate(complete.splitlines(), start=1):
         if not line.strip():
             continue
@@ -40,7 +42,9 @@ class Run:
     """One run folder: its resolved config, round lines, summary (None
     while the run goes on) and each daemon's own books."""
 
-    def __init__(self, path, config, rounds, summary, daemons):
+    def __init__(self, path: str, config: dict[str, Any], rounds: list[dict[str, Any]],
+                 summary: Optional[dict[str, Any]],
+                 daemons: dict[str, list[dict[str, Any]]]) -> None:
         self.path = path
         self.config = config
         self.rounds = rounds
@@ -48,10 +52,10 @@ class Run:
         self.daemons = daemons
 
     @property
-    def finished(self):
+    def finished(self) -> bool:
         return self.summary is not None and self.summary.get("rounds") == self.config.get("rounds")
 
-    def rounds_frame(self):
+    def rounds_frame(self) -> Any:
         """rounds.jsonl as a pandas DataFrame, one row per round; nested
         fields (bytes by client, per-model accuracy) stay as objects."""
         try:
@@ -61,12 +65,12 @@ class Run:
                               "run.rounds is the same data as a list of dicts") from None
         return pd.DataFrame(self.rounds)
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return "Run(%r, %d rounds%s)" % (self.path, len(self.rounds),
                                          ", finished" if self.finished else "")
 
 
-def _config(path):
+def _config(path: str) -> dict[str, Any]:
     name = os.path.join(path, "config.yaml")
     if not os.path.exists(name):
         return {}
@@ -78,7 +82,7 @@ def _config(path):
         return yaml.safe_load(f) or {}
 
 
-def load_run(path):
+def load_run(path: str) -> Run:
     """The run folder at path. RunFolderError when it holds no run."""
     if not os.path.isdir(path):
         raise RunFolderError("%s: no such folder" % path)
@@ -94,7 +98,7 @@ def load_run(path):
                 summary = json.load(f)
             except json.JSONDecodeError as e:
                 raise RunFolderError("%s: not JSON (%s)" % (summary_path, e.msg)) from None
-    daemons = {}
+    daemons: dict[str, list[dict[str, Any]]] = {}
     daemon_dir = os.path.join(path, "daemons")
     if os.path.isdir(daemon_dir):
         for name in sorted(os.listdir(daemon_dir)):

@@ -6,9 +6,14 @@ by hand-written rules (uniform_below, uniform01, standard_normal,
 shuffle), so a Python client computes the same partition and batch order
 as a C++ daemon. The generator's twist and tempering run on numpy blocks of
 312 words; the draws come out as Python ints."""
+from __future__ import annotations
+
 import math
+from typing import Iterable, MutableSequence, TypeVar
 
 import numpy as np
+
+T = TypeVar("T")
 
 MASK64 = (1 << 64) - 1
 
@@ -23,7 +28,7 @@ SYNTHETIC = 7
 TIERS = 8
 
 
-def mix64(x):
+def mix64(x: int) -> int:
     """SplitMix64's finaliser."""
     x = (x + 0x9E3779B97F4A7C15) & MASK64
     x = ((x ^ (x >> 30)) * 0xBF58476D1CE4E5B9) & MASK64
@@ -31,7 +36,7 @@ def mix64(x):
     return x ^ (x >> 31)
 
 
-def derive_seed(seed, purpose, tags=()):
+def derive_seed(seed: int, purpose: int, tags: Iterable[int] = ()) -> int:
     h = mix64((seed & MASK64) ^ mix64(purpose))
     for t in tags:
         h = mix64(h ^ mix64(((t & MASK64) + 0x632BE59BD9B4E019) & MASK64))
@@ -45,18 +50,19 @@ _LOWER = np.uint64(0x7FFFFFFF)
 
 
 class MT19937_64:
-    """std::mt19937_64: the same words for the same seed."""
+    """std::mt19937_64: the same words for the same seed. One per stream;
+    not thread-safe."""
 
-    def __init__(self, seed):
+    def __init__(self, seed: int) -> None:
         mt = [seed & MASK64]
         for i in range(1, _N):
             prev = mt[-1]
             mt.append((6364136223846793005 * (prev ^ (prev >> 62)) + i) & MASK64)
         self._mt = np.array(mt, dtype=np.uint64)
-        self._out = []
+        self._out: list[int] = []
         self._pos = 0
 
-    def _twist(self):
+    def _twist(self) -> None:
         mt = self._mt
         one = np.uint64(1)
         # Each part reads words the sequential algorithm would see: the old
@@ -75,7 +81,7 @@ class MT19937_64:
         self._out = y.tolist()
         self._pos = 0
 
-    def __call__(self):
+    def __call__(self) -> int:
         if self._pos >= len(self._out):
             self._twist()
         v = self._out[self._pos]
@@ -83,11 +89,11 @@ class MT19937_64:
         return v
 
 
-def make_rng(seed, purpose, tags=()):
+def make_rng(seed: int, purpose: int, tags: Iterable[int] = ()) -> MT19937_64:
     return MT19937_64(derive_seed(seed, purpose, tags))
 
 
-def uniform_below(rng, n):
+def uniform_below(rng: MT19937_64, n: int) -> int:
     """Uniform in [0, n) by rejection (no modulo bias)."""
     limit = MASK64 - MASK64 % n
     r = rng()
@@ -96,18 +102,18 @@ def uniform_below(rng, n):
     return r % n
 
 
-def uniform01(rng):
+def uniform01(rng: MT19937_64) -> float:
     return float(rng() >> 11) * 2.0 ** -53
 
 
-def standard_normal(rng):
+def standard_normal(rng: MT19937_64) -> float:
     """Box-Muller, one value per two draws, as common/core/rng.cc."""
     u1 = 1.0 - uniform01(rng)
     u2 = uniform01(rng)
     return math.sqrt(-2.0 * math.log(u1)) * math.cos(6.283185307179586 * u2)
 
 
-def shuffle(values, rng):
+def shuffle(values: MutableSequence[T], rng: MT19937_64) -> MutableSequence[T]:
     """Fisher-Yates in place, with uniform_below: the C++ Shuffle."""
     for i in range(len(values), 1, -1):
         j = uniform_below(rng, i)
@@ -115,7 +121,7 @@ def shuffle(values, rng):
     return values
 
 
-def llround(x):
+def llround(x: float) -> int:
     """C's llround: halves away from zero (Python's round() goes to even)."""
     f = math.floor(abs(x))
     r = f + 1 if abs(x) - f >= 0.5 else f

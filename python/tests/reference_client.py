@@ -6,18 +6,18 @@ send what the coordinator must refuse (the refusal tests)."""
 import os
 import sys
 
+# Started by `shefl run` from a checkout: the package is beside this folder.
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "examples"))
 
 from shefl_client import Client, ClientError, cli, sgd_train  # noqa: E402
-from fmnist_client import MyMlp  # noqa: E402
+from shefl_client.models import Mlp  # noqa: E402
 
 
 def make_model(config):
     data = config.get("data", {})
     if data.get("dataset") == "synthetic":
-        return MyMlp(int(data.get("synthetic_features", 20)), int(data.get("synthetic_classes", 4)))
-    return MyMlp()
+        return Mlp(int(data.get("synthetic_features", 20)), int(data.get("synthetic_classes", 4)))
+    return Mlp()
 
 
 def main(argv):

@@ -19,8 +19,7 @@ SETTINGS = ["--set", "rounds=2", "--set", "train.local_steps=4",
 
 class Example(unittest.TestCase):
     def run_quick(self, out, *flags):
-        env = dict(os.environ, PYTHONPATH=os.pathsep.join(
-            [os.path.join(ROOT, "python"), os.path.join(ROOT, "build", "python")]))
+        env = dict(os.environ, PYTHONPATH=os.path.join(ROOT, "python"))
         return subprocess.run([os.path.join(BIN, "shefl"), "run",
                                os.path.join(ROOT, "configs", "quick.yaml"), "--out", out]
                               + SETTINGS + list(flags), env=env, stdout=subprocess.PIPE,

@@ -1,6 +1,7 @@
 """`pip install ./python` works offline with Debian's packages: into a venv
 that sees the system's site-packages, without build isolation and without
-an index; the installed package carries its generated gRPC modules."""
+an index, from pyproject.toml alone; the installed package carries its
+generated gRPC modules (with relative imports) and its py.typed marker."""
 import os
 import shutil
 import subprocess
@@ -17,8 +18,11 @@ class Install(unittest.TestCase):
         try:
             src = os.path.join(tmp, "src")
             # A copy: an in-tree build leaves build/ and *.egg-info behind.
+            # The copy leaves out what a build of the checkout generated.
             shutil.copytree(os.path.join(ROOT, "python"), os.path.join(src, "python"),
-                            ignore=shutil.ignore_patterns("__pycache__", "build", "*.egg-info"))
+                            ignore=shutil.ignore_patterns("__pycache__", "build", "*.egg-info",
+                                                          "*_pb2.py", "*_pb2_grpc.py",
+                                                          ".mypy_cache"))
             shutil.copytree(os.path.join(ROOT, "proto"), os.path.join(src, "proto"),
                             ignore=shutil.ignore_patterns("CMakeLists.txt"))
             venv = os.path.join(tmp, "venv")
@@ -30,9 +34,12 @@ class Install(unittest.TestCase):
             self.assertEqual(pip.returncode, 0, pip.stdout)
             check = subprocess.run(
                 [os.path.join(venv, "bin", "python"), "-c",
-                 "import shefl_client, shefl_pb2, shefl_pb2_grpc; "
-                 "print(shefl_client.__file__); print(shefl_pb2.__file__); "
-                 "print(shefl_pb2.RegisterRequest(want_model_layout=True).want_model_layout)"],
+                 "import os, shefl_client, shefl_client.client; "
+                 "from shefl_client._proto import shefl_pb2, shefl_pb2_grpc; "
+                 "print(shefl_client.__file__); print(shefl_pb2_grpc.__file__); "
+                 "print(shefl_pb2.RegisterRequest(want_model_layout=True).want_model_layout); "
+                 "print(os.path.exists(os.path.join(os.path.dirname(shefl_client.__file__), "
+                 "'py.typed')))"],
                 cwd=tmp, env={"PATH": os.environ.get("PATH", "")},
                 stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
             self.assertEqual(check.returncode, 0, check.stdout)
@@ -40,6 +47,7 @@ class Install(unittest.TestCase):
             self.assertTrue(lines[0].startswith(venv), check.stdout)
             self.assertIn(os.path.join("shefl_client", "_proto"), lines[1])
             self.assertEqual(lines[2], "True")
+            self.assertEqual(lines[3], "True", "py.typed is not installed")
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
 

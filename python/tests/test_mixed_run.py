@@ -45,8 +45,7 @@ def shefl_run(tmp, cfg_text, out, *flags, timeout=240, threads=1):
     with open(cfg, "w") as f:
         f.write(cfg_text)
     env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join([os.path.join(ROOT, "python"),
-                                         os.path.join(ROOT, "build", "python")])
+    env["PYTHONPATH"] = os.path.join(ROOT, "python")
     return subprocess.run([os.path.join(BIN, "shefl"), "run", cfg, "--out", out,
                            "--threads", str(threads), *flags], env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                           timeout=timeout, text=True)
@@ -155,8 +154,7 @@ class Faults(unittest.TestCase):
             with open(cfg, "w") as f:
                 f.write(text)
             env = dict(os.environ)
-            env["PYTHONPATH"] = os.pathsep.join([os.path.join(ROOT, "python"),
-                                                 os.path.join(ROOT, "build", "python")])
+            env["PYTHONPATH"] = os.path.join(ROOT, "python")
             run = subprocess.Popen([os.path.join(BIN, "shefl"), "run", cfg, "--out", out,
                                     "--threads", "1", "--python-clients", "0-5",
                                     "--python-script", REFERENCE, "--python", sys.executable],

@@ -41,8 +41,7 @@ class Refusals(unittest.TestCase):
                                                       "aggregation:\n  robust: true\ncompression:"))
             port = free_port()
             target = "127.0.0.1:%d" % port
-            env = dict(os.environ, PYTHONPATH=os.pathsep.join(
-                [os.path.join(ROOT, "python"), os.path.join(ROOT, "build", "python")]))
+            env = dict(os.environ, PYTHONPATH=os.path.join(ROOT, "python"))
 
             def start(name, argv):
                 log = open(os.path.join(tmp, name + ".log"), "w")

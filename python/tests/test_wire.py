@@ -1,5 +1,5 @@
-"""The Python client's modules, generated from proto/ at build time
-(build/python), against a real shefl-coordinator on 127.0.0.1 under mutual
+"""The Python client's gRPC modules, generated from proto/ at build time
+(shefl_client._proto), against a real shefl-coordinator on 127.0.0.1 under mutual
 TLS and per-daemon tokens: a registration with its own certificate and
 token gets a session, clients and the run's config; a wrong token and a
 missing client certificate are refused as the C++ daemon's would be."""
@@ -16,9 +16,7 @@ import torch.nn as nn
 import yaml
 
 from shefl_client import Client, ClientError, Options, sgd_train
-
-import shefl_pb2
-import shefl_pb2_grpc
+from shefl_client._proto import shefl_pb2, shefl_pb2_grpc
 from support import BIN, free_port, synthetic_config
 
 
@@ -140,7 +138,7 @@ class ClientsFlag(unittest.TestCase):
     """--clients reads what `shefl run` writes, the step form included."""
 
     def test_clients_flag_reads_the_launchers_step_form(self):
-        from shefl_client.client import parse_clients
+        from shefl_client.options import parse_clients
         self.assertEqual(parse_clients("3-99993/10"), (list(range(3, 99994, 10)), 0))
         self.assertEqual(parse_clients("0-2,5-9/2,10"), ([0, 1, 2, 5, 7, 9, 10], 0))
         self.assertEqual(parse_clients("auto:4"), ([], 4))
