@@ -47,8 +47,8 @@
 // ModelAggregator is thread-compatible: the round's state
 // (server/round_state.h) serialises Add under its lock, and ApplyTo runs once
 // the round is closed.
-#ifndef SHEFL_COMMON_AGGREGATE_H_
-#define SHEFL_COMMON_AGGREGATE_H_
+#ifndef SHEFL_COMMON_FED_AGGREGATE_H_
+#define SHEFL_COMMON_FED_AGGREGATE_H_
 
 #include <array>
 #include <cstdint>
@@ -152,4 +152,4 @@ absl::Status ValidateSparseDelta(const SparseDelta& delta, uint64_t dim);
 
 }  // namespace shefl
 
-#endif  // SHEFL_COMMON_AGGREGATE_H_
+#endif  // SHEFL_COMMON_FED_AGGREGATE_H_

@@ -1,6 +1,6 @@
 // Where training runs and how many threads it may use.
-#ifndef SHEFL_COMMON_DEVICE_H_
-#define SHEFL_COMMON_DEVICE_H_
+#ifndef SHEFL_COMMON_LEARN_DEVICE_H_
+#define SHEFL_COMMON_LEARN_DEVICE_H_
 
 #include <c10/core/Device.h>
 
@@ -33,4 +33,4 @@ int ConfigureThreads(int torch_threads);
 
 }  // namespace shefl
 
-#endif  // SHEFL_COMMON_DEVICE_H_
+#endif  // SHEFL_COMMON_LEARN_DEVICE_H_

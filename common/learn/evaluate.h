@@ -30,8 +30,8 @@
 //                           there is no such sample (num_correct says)
 // Ties in argmax go to the lowest class index.
 // Thread-compatible: ClientLevelResult and EvalResult are plain values.
-#ifndef SHEFL_COMMON_EVALUATE_H_
-#define SHEFL_COMMON_EVALUATE_H_
+#ifndef SHEFL_COMMON_LEARN_EVALUATE_H_
+#define SHEFL_COMMON_LEARN_EVALUATE_H_
 
 #include <ATen/core/Tensor.h>
 #include <c10/core/Device.h>
@@ -130,4 +130,4 @@ absl::StatusOr<std::vector<std::vector<double>>> PersonalisedWeights(
 
 }  // namespace shefl
 
-#endif  // SHEFL_COMMON_EVALUATE_H_
+#endif  // SHEFL_COMMON_LEARN_EVALUATE_H_

@@ -20,8 +20,8 @@
 // (stacked_members_test checks them against each member's own forward).
 // The training loop on the stacked path is stacked_train.h's.
 // Not thread-safe: one forward or step at a time.
-#ifndef SHEFL_COMMON_STACKED_MEMBERS_H_
-#define SHEFL_COMMON_STACKED_MEMBERS_H_
+#ifndef SHEFL_COMMON_LEARN_STACKED_MEMBERS_H_
+#define SHEFL_COMMON_LEARN_STACKED_MEMBERS_H_
 
 #include <ATen/core/Tensor.h>
 #include <c10/core/Device.h>
@@ -136,4 +136,4 @@ class StackedMembers final : public StackedOps {
 
 }  // namespace shefl
 
-#endif  // SHEFL_COMMON_STACKED_MEMBERS_H_
+#endif  // SHEFL_COMMON_LEARN_STACKED_MEMBERS_H_

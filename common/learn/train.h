@@ -3,8 +3,8 @@
 // client retrained with the same (seed, round, client, member) produces
 // bit-identical weights on the same device and thread count.
 // Thread-compatible: LocalTrainParams and TrainStats are plain values.
-#ifndef SHEFL_COMMON_TRAIN_H_
-#define SHEFL_COMMON_TRAIN_H_
+#ifndef SHEFL_COMMON_LEARN_TRAIN_H_
+#define SHEFL_COMMON_LEARN_TRAIN_H_
 
 #include <ATen/core/Tensor.h>
 #include <c10/core/Device.h>
@@ -101,4 +101,4 @@ absl::StatusOr<std::vector<TrainStats>> LocalTrainMany(
 
 }  // namespace shefl
 
-#endif  // SHEFL_COMMON_TRAIN_H_
+#endif  // SHEFL_COMMON_LEARN_TRAIN_H_

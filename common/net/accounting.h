@@ -4,8 +4,8 @@
 // logical client, per model, per direction, payload apart from control.
 // Because both ends apply the same rule to the same messages, their
 // per-client figures agree exactly.
-#ifndef SHEFL_COMMON_ACCOUNTING_H_
-#define SHEFL_COMMON_ACCOUNTING_H_
+#ifndef SHEFL_COMMON_NET_ACCOUNTING_H_
+#define SHEFL_COMMON_NET_ACCOUNTING_H_
 
 #include <cstdint>
 #include <map>
@@ -72,4 +72,4 @@ class ByteLedger {
 
 }  // namespace shefl
 
-#endif  // SHEFL_COMMON_ACCOUNTING_H_
+#endif  // SHEFL_COMMON_NET_ACCOUNTING_H_

@@ -2,8 +2,8 @@
 // gRPC's SSL credentials, mutual TLS as an option, and the deployment's
 // registration token. Plaintext only when the user says --insecure.
 // Thread-compatible: TlsOptions is a plain value.
-#ifndef SHEFL_COMMON_TLS_H_
-#define SHEFL_COMMON_TLS_H_
+#ifndef SHEFL_COMMON_NET_TLS_H_
+#define SHEFL_COMMON_NET_TLS_H_
 
 #include <memory>
 #include <string>
@@ -48,4 +48,4 @@ bool TokensEqual(std::string_view a, std::string_view b);
 
 }  // namespace shefl
 
-#endif  // SHEFL_COMMON_TLS_H_
+#endif  // SHEFL_COMMON_NET_TLS_H_
