@@ -1,4 +1,5 @@
-// Who trains what in a round (DESIGN.md section 2): client tiers, the
+// Who trains what in a round (docs/DESIGN.md, "Cohort sampling and
+// assignment", "Compression budget"): client tiers, the
 // cluster-based cohort sampler of Algorithm 1, the permutation matrix P that
 // gives each LPC cluster its model, and the top-k budget of every
 // (client, model) pair. Pure functions of (config, seed, round): the

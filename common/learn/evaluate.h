@@ -1,6 +1,6 @@
 // Ensemble evaluation: accuracy, NLL, calibration and uncertainty of the M
 // members and of their average, and the personalised member weights of
-// Fed-ensemble (DESIGN.md section 2, "Ensemble inference").
+// Fed-ensemble (docs/DESIGN.md, "Ensemble inference").
 //
 // Definitions (natural logarithms; p_k(.|x) is member k's softmax, w_k the
 // member weights, uniform 1/M unless given):

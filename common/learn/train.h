@@ -28,9 +28,10 @@ class Optimizer;
 namespace shefl {
 
 // How LocalTrainMany trains its members: kAuto stacks them into one
-// computation (common/learn/stacked_members.h) on CUDA where the model allows and
-// loops on CPU, where stacking gained nothing (DESIGN.md section 7); kOn
-// and kOff force either path (tests, bench/stacked_train_bench).
+// computation (common/learn/stacked_members.h) on CUDA where the model allows
+// and loops on CPU, where stacking gained nothing (docs/DESIGN.md,
+// "Ensemble-native training and the round on a GPU"); kOn and kOff force
+// either path (tests, bench/stacked_train_bench).
 enum class StackedPath { kAuto, kOn, kOff };
 
 // What varies per call; the rest comes from TrainConfig (optimizer,
@@ -90,7 +91,7 @@ absl::StatusOr<TrainStats> LocalTrain(Net& model, const Dataset& data,
 // result equals LocalTrain on each member with `p`: exactly on the loop
 // path, up to float rounding on the stacked one (p.stacked says which;
 // LocalTrainStacked in common/learn/stacked_train.h). On CPU kAuto loops (a
-// fused pass measured 0.93-0.95x, DESIGN.md section 7). `prox_references`
+// fused pass measured 0.93-0.95x, docs/DESIGN.md). `prox_references`
 // is empty or one per member. kOn with a model the stacked path does not
 // know -> Unimplemented.
 absl::StatusOr<std::vector<TrainStats>> LocalTrainMany(

@@ -1,4 +1,5 @@
-// Transport security for both binaries (DESIGN.md section 7): TLS with
+// Transport security for both binaries (docs/DESIGN.md, "Trust and
+// faults"): TLS with
 // gRPC's SSL credentials, mutual TLS as an option, and the deployment's
 // registration token. Plaintext only when the user says --insecure.
 // Thread-compatible: TlsOptions is a plain value.

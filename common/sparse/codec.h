@@ -1,4 +1,5 @@
-// The wire encoding of a SparseDelta (DESIGN.md section 4). Pure C++, no
+// The wire encoding of a SparseDelta (docs/DESIGN.md, "Wire format and byte
+// accounting"). Pure C++, no
 // Torch, so both binaries and the byte accounting can use it.
 //
 // Byte layout, version 1 (all multi-byte values little-endian):
