@@ -6,12 +6,13 @@
 // what the coordinator does with a round's decoded updates, Add (moved in,
 // validated) and ApplyTo for every model; the copies the benchmark needs
 // to hand over fresh updates each iteration are not timed.
-// Issue 10, target 6: (100, 11,200,000), 20 updates per model, under 1 s.
+// The target (docs/PERFORMANCE.md, table row 6): (100, 11,200,000), 20
+// updates per model, under 1 s.
 // A third argument picks aggregation.reduction: 0 client_order (buffered,
 // folded at close), 1 fixed_point (folded at Add, nothing kept). The
 // `held_mib` counter is what the round holds at close besides the models:
 // the buffered updates, or the fixed-point sums.
-// Issue 26: (1400, 55,210) is a round of 1,000 clients of the mlp (100
+// (1400, 55,210) is a round of 1,000 clients of the mlp (100
 // HPCs x 5 models + 900 LPCs).
 #include <benchmark/benchmark.h>
 

@@ -1,10 +1,11 @@
 // Top-k + encode on the sizes shefl sends: the FMNIST CNN (d = 582,026)
 // and ResNet-18 (d = 11.2M), at the default density 0.1 and the "extreme"
-// 0.02 (DESIGN.md section 2). Deltas are N(0, 1). Counters:
+// 0.02 (docs/DESIGN.md, "Compression budget"). Deltas are N(0, 1). Counters:
 //   bytes          the encoded size
 //   idx_bits/k     index-section bits per kept index
 //   floor_bits/k   log2(C(d, k)) / k, the ideal index code
-//   idx/floor      their ratio (issue 10 target: <= 1.05)
+//   idx/floor      their ratio (target <= 1.05: docs/PERFORMANCE.md,
+//                  "Index codes")
 //   dense_GB/s     d * 4 bytes (the dense fp32 delta the update stands for)
 //                  per second of encoding or decoding, 10^9 bytes (target
 //                  >= 1 on one core); per wall second where the benchmark

@@ -1,7 +1,8 @@
-// Ensemble-native training (DESIGN.md section 7, issue 11 item 3): how many
+// Ensemble-native training (docs/DESIGN.md, "Ensemble-native training and
+// the round on a GPU"): how many
 // member-steps per second do an HPC's M members train at, stacked into one
-// computation (common/learn/stacked_members.h) against M sequential members with
-// the same batch order (LocalTrainMany with p.stacked off)? Prints, per
+// computation (common/learn/stacked_members.h) against M sequential members
+// with the same batch order (LocalTrainMany with p.stacked off)? Prints, per
 // model and M, the medians of several alternating sittings and the ratio
 // stacked / sequential (target on a GPU: >= 3x for cnn).
 //

@@ -1,4 +1,4 @@
-// Exact top-k by magnitude (issue 10, target 3): ours (TopK, the CPU
+// Exact top-k by magnitude (docs/PERFORMANCE.md, "Top-k"): ours (TopK, the CPU
 // sampled radix select of common/sparse/radix_topk.h) against torch.topk of |x|
 // (unsorted, as PyTorch users call it), one thread, in the same run, on the
 // sizes shefl sends: the FMNIST CNN (d = 582,026) and ResNet-18 (11.2M) at

@@ -1,8 +1,9 @@
 // How fast do training tasks run side by side in one process? The daemon
-// runs as many single-thread tasks at once as it has cores (issue 10); this
-// measures the paper CNN's local step alone and with W tasks at once, in
-// alternating sittings, and prints the per-task slowdown (1.00 = no
-// interference). Run: build/bin/train_parallel_bench [steps] [sittings]
+// runs as many single-thread tasks at once as it has cores (docs/DESIGN.md,
+// "The processes and the round"); this measures the paper CNN's local step
+// alone and with W tasks at once, in alternating sittings, and prints the
+// per-task slowdown (1.00 = no interference). Run:
+// build/bin/train_parallel_bench [steps] [sittings]
 #include <ATen/Parallel.h>
 #include <ATen/ops/randint.h>
 #include <ATen/ops/randn.h>

@@ -1,5 +1,6 @@
 // endpoints.json: where the processes of a `shefl run` listen and their
-// pids, so scripts and tests can scrape and signal them (DESIGN.md 9).
+// pids, so scripts and tests can scrape and signal them (docs/DESIGN.md, "The
+// contract").
 #ifndef SHEFL_CLI_ENDPOINTS_H_
 #define SHEFL_CLI_ENDPOINTS_H_
 

@@ -1,4 +1,5 @@
-// Restarts a daemon that dies during `shefl run` (DESIGN.md section 7: a
+// Restarts a daemon that dies during `shefl run` (docs/DESIGN.md, "Trust
+// and faults": a
 // client that vanishes costs its round's update, nothing else): after a
 // backoff of 1 s doubling to 30 s, at most `max_restarts` times per daemon,
 // so a daemon that cannot start still ends the run with its log.

@@ -143,9 +143,9 @@ torch_prefix() {
     || die "python3 has no torch: set SHEFL_TORCH_PREFIX to a LibTorch CMake prefix"
 }
 
-# What GPU-BUILD.md says to check before trusting a build: version, CUDA,
-# the C++11 ABI, and that the wheel neither exports protobuf symbols nor
-# ships protobuf headers that would shadow Debian's.
+# What docs/GPU.md ("What `build` does") says to check before trusting a
+# build: version, CUDA, the C++11 ABI, and that the wheel neither exports
+# protobuf symbols nor ships protobuf headers that would shadow Debian's.
 torch_report() {
   [ -n "${SHEFL_TORCH_PREFIX:-}" ] && { log "torch: $SHEFL_TORCH_PREFIX (not python's)"; return; }
   python3 - <<'EOF' || true

@@ -1,4 +1,4 @@
-// The auth matrix (issue 7, DESIGN.md section 7): every RPC of
+// The auth matrix (docs/DESIGN.md, "Trust and faults"): every RPC of
 // proto/shefl.proto against every way a peer can be wrong, on one real
 // coordinator in this process with mutual TLS and a token, over real
 // sockets on 127.0.0.1, with PKIs made by the real `shefl certs`. Each
@@ -386,8 +386,9 @@ void AddTransportColumns(const Pkis& p, const Claim& as_a,
 
 // No or a wrong token, from a peer whose certificate is valid. Register
 // reads the token in its request, every later RPC in its call metadata
-// before anything else; the peer also lacks a session. The peer uses what its refused Register left it (an empty
-// session id) and a guessed one; both name A's client and model task.
+// before anything else; the peer also lacks a session. The peer uses what its
+// refused Register left it (an empty session id) and a guessed one; both name
+// A's client and model task.
 Column TokenColumn(const Pkis& p, const Claim& as_a) {
   Claim none = as_a, wrong = as_a;
   none.token = "";

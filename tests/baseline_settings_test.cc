@@ -1,9 +1,9 @@
-// Issue 9's baseline settings: Fed-ensemble's `auto` assignment is a row
-// shuffle, the baselines upload dense deltas (k = d, checked on the bytes
-// of a real run), compression.budget_bytes decides k (or is refused by
+// The baselines' settings (docs/METHODS.md): Fed-ensemble's `auto` assignment
+// is a row shuffle, the baselines upload dense deltas (k = d, checked on the
+// bytes of a real run), compression.budget_bytes decides k (or is refused by
 // name), train.hpc_local_epochs reaches the HPCs of every method, and a
-// trailing batch of one sample is trained on.
-// LibTorch's headers and the harness come before Catch (see the harness).
+// trailing batch of one sample is trained on. LibTorch's headers and the
+// harness come before Catch (see the harness).
 #include <ATen/Functions.h>
 
 #include <map>

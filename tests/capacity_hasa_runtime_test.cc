@@ -1,8 +1,8 @@
-// Issue 9, methods 2 and 4 end to end: a SHEFL run with capacity levels
-// through the launcher, and a HASA run through a real coordinator and two
-// daemons (one declaring --capacity), checked against the allocation and
-// rotation computed here from the same partition; the label-count bytes
-// are the same on the daemon's books and the coordinator's.
+// Capacity levels and HASA (docs/CAPACITY_HASA.md) end to end: a SHEFL run
+// with capacity levels through the launcher, and a HASA run through a real
+// coordinator and two daemons (one declaring --capacity), checked against the
+// allocation and rotation computed here from the same partition; the
+// label-count bytes are the same on the daemon's books and the coordinator's.
 #include <ATen/Functions.h>
 #include <signal.h>
 

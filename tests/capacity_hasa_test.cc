@@ -1,4 +1,4 @@
-// Issue 9, methods 2 and 4: capacity levels (an HPC trains m_i of the M
+// Capacity levels (docs/CAPACITY_HASA.md) (an HPC trains m_i of the M
 // models, the subset rotating) and HASA-style allocation (003): the
 // rotation by hand, the scheduler's plans, the aggregation weights from
 // the counts received, the JSD scores, ranks, the scale-and-project budget

@@ -1,4 +1,4 @@
-// Issue 9, client-level metrics (003 Eq. 5-7) and personalised weights
+// Client-level metrics (003 Eq. 5-7) and personalised weights
 // (004 Eq. 3-4) through a real run: `shefl run` starts the coordinator and
 // two daemons on 127.0.0.1 with eval.client_holdout and eval.gamma set.
 // The figures in rounds.jsonl must equal a direct computation from the

@@ -532,8 +532,9 @@ TEST_CASE("entropy floor, and the encoding stays near it") {
   CHECK(EntropyFloorBits(52, 5) == Approx(std::log2(2598960.0)));
   CHECK(EntropyFloorBits(1000, 0) == 0.0);
   CHECK(EntropyFloorBits(1000, 1000) == 0.0);
-  // DESIGN.md section 4: within 10% of floor + value bits at rho 0.1, 0.02
-  // (index bits alone within 5%: index_codes_test).
+  // docs/DESIGN.md, "Wire format and byte accounting": within 10% of floor +
+  // value bits at rho 0.1, 0.02 (index bits alone within 5%:
+  // index_codes_test).
   for (double rho : {0.1, 0.02}) {
     const uint64_t d = 582026;
     const SparseDelta s = RandomDelta(d, rho, 1);

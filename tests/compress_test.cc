@@ -243,38 +243,25 @@ TEST_CASE("Densify places values, rejects bad input") {
   CHECK(at::equal(Densify({3, {}, {}}), at::zeros({3})));
 }
 
-TEST_CASE("error feedback carries what top-k dropped into the next round") {
+TEST_CASE("ResidualAfter keeps exactly what top-k did not send") {
   const int64_t d = 5000, k = 250;
-  ErrorFeedback ef;
-  const at::Tensor d1 = RandomDelta(d, 10), d2 = RandomDelta(d, 11);
-
-  const at::Tensor c1 = ef.Apply(7, 2, d1);
-  CHECK(at::equal(c1, d1));  // no residual yet
-  const SparseDelta s1 = MustTopK(c1, k);
-  REQUIRE(ef.Update(7, 2, c1, s1).ok());
-  const at::Tensor r1 = ef.Residual(7, 2);
-  REQUIRE(r1.defined());
-  // The residual is exactly what was not sent.
-  CHECK(at::equal(r1 + Densify(s1), d1));
-  CHECK(at::equal(r1.index_select(0, Densify(s1).nonzero().squeeze(1)),
+  const at::Tensor d1 = RandomDelta(d, 10);
+  const SparseDelta s1 = MustTopK(d1, k);
+  auto r1 = ResidualAfter(d1, s1, at::kCPU);
+  REQUIRE(r1.ok());
+  CHECK(at::equal(*r1 + Densify(s1), d1));
+  CHECK(at::equal(r1->index_select(0, Densify(s1).nonzero().squeeze(1)),
                   at::zeros({k})));
-
-  const at::Tensor c2 = ef.Apply(7, 2, d2);
-  CHECK(at::equal(c2, d2 + r1));
-  CHECK(at::equal(ef.Apply(7, 3, d2), d2));  // other model: untouched
-  CHECK(at::equal(ef.Apply(8, 2, d2), d2));  // other client: untouched
+  // Carried into the next round: sent deltas plus the final residual add
+  // up to the raw deltas.
+  const at::Tensor c2 = RandomDelta(d, 11) + *r1;
   const SparseDelta s2 = MustTopK(c2, k);
-  REQUIRE(ef.Update(7, 2, c2, s2).ok());
-  // Sent deltas plus the final residual add up to the raw deltas.
-  const at::Tensor total = Densify(s1) + Densify(s2) + ef.Residual(7, 2);
-  CHECK(at::allclose(total, d1 + d2, /*rtol=*/0, /*atol=*/1e-6));
-  CHECK(ef.size() == 1);
-
-  CHECK_FALSE(ef.Update(7, 2, at::zeros({d + 1}), s2).ok());
-  CHECK_FALSE(ef.Update(7, 2, c2, SparseDelta{d, {5}, {}}).ok());
-  // A delta of another shape (a replaced model) drops the stale residual.
-  CHECK(at::equal(ef.Apply(7, 2, at::ones({10})), at::ones({10})));
-  CHECK(ef.size() == 0);
+  auto r2 = ResidualAfter(c2, s2, at::kCPU);
+  REQUIRE(r2.ok());
+  CHECK(at::allclose(Densify(s1) + Densify(s2) + *r2,
+                     d1 + RandomDelta(d, 11), /*rtol=*/0, /*atol=*/1e-6));
+  CHECK_FALSE(ResidualAfter(at::zeros({d + 1}), s2, at::kCPU).ok());
+  CHECK_FALSE(ResidualAfter(c2, SparseDelta{d, {5}, {}}, at::kCPU).ok());
 }
 
 // The daemon's fp16 + error-feedback pipeline is tested through the real

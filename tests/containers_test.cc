@@ -1,14 +1,14 @@
-// The compose testbed for real, with Debian's podman (issue 13): the fast
-// image (docker/Dockerfile.prebuilt around this build's binaries) is built,
-// `podman-compose up` runs deploy/compose/docker-compose.yml in the local
-// profile (coordinator, two CPU daemons, Prometheus, Grafana's stand-in)
-// on a small synthetic run, and the test checks what a user would: rounds
-// on the results volume whose byte books equal the daemons' own, Prometheus
-// inside the testbed answering shefl_round >= 2, and a run that finishes
-// after one daemon container is killed. Everything the test made
+// The compose testbed for real, with Debian's podman (docs/DEPLOYMENT.md):
+// the fast image (docker/Dockerfile.prebuilt around this build's binaries) is
+// built, `podman-compose up` runs deploy/compose/docker-compose.yml in the
+// local profile (coordinator, two CPU daemons, Prometheus, Grafana's
+// stand-in) on a small synthetic run, and the test checks what a user would:
+// rounds on the results volume whose byte books equal the daemons' own,
+// Prometheus inside the testbed answering shefl_round >= 2, and a run that
+// finishes after one daemon container is killed. Everything the test made
 // (containers, network, volumes, its image) goes on every exit path; the
-// base, Prometheus and Grafana stand-in images of deploy/containers/
-// setup.sh stay for the next run. Needs root (rootful podman), as CI has.
+// base, Prometheus and Grafana stand-in images of deploy/containers/ setup.sh
+// stay for the next run. Needs root (rootful podman), as CI has.
 #include <signal.h>
 #include <unistd.h>
 

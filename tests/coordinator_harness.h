@@ -204,7 +204,7 @@ struct SentUpdate {
   SparseDelta delta;
 };
 
-// The workload-aware rule of DESIGN.md section 2 with p_i = 1 and
+// The workload-aware rule (docs/DESIGN.md, "Aggregation") with p_i = 1 and
 // eta_g = 1, worked out here in double: w + beta * D_H + (1 - beta) * D_L,
 // beta = `hpc_share`, 1 without LPC updates and 0 without HPC updates.
 inline std::vector<float> WorkloadAware(const std::vector<float>& w,

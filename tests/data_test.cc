@@ -11,30 +11,14 @@
 #include <string>
 #include <vector>
 
+#include "tests/test_support.h"
+
 namespace shefl {
 namespace {
 
 namespace fs = std::filesystem;
 
-// A fresh temporary folder, removed when the test ends.
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    static int counter = 0;
-    path = fs::temp_directory_path() /
-           ("shefl_data_test_" + std::to_string(getpid()) + "_" +
-            std::to_string(counter++));
-    fs::remove_all(path);
-    fs::create_directories(path);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
-  std::string operator/(const std::string& name) const {
-    return (path / name).string();
-  }
-};
+using testing::TempDir;
 
 void WriteFile(const std::string& path, const std::string& bytes) {
   std::ofstream out(path, std::ios::binary);
@@ -154,7 +138,7 @@ TEST_CASE("LoadDataset finds MNIST files, .gz or not, under root") {
   WriteFile(dir / "t10k-labels-idx1-ubyte", Idx(2049, {4}, LabelsPayload(4)));
   DataConfig config;
   config.dataset = "mnist";
-  config.root = dir.path.string();
+  config.root = dir.path();
   auto train = LoadDataset(config, true, 1);
   auto test = LoadDataset(config, false, 1);
   REQUIRE(train.ok());
@@ -164,7 +148,7 @@ TEST_CASE("LoadDataset finds MNIST files, .gz or not, under root") {
   CHECK(test->size() == 4);
   // MNIST's own normalisation: pixel 0 of image 0 is 0.
   CHECK(train->x[0][0][0][0].item<float>() == Approx(-0.1307 / 0.3081));
-  config.root = (dir.path / "missing").string();
+  config.root = (fs::path(dir.path()) / "missing").string();
   auto missing = LoadDataset(config, true, 1);
   REQUIRE_FALSE(missing.ok());
   CHECK(missing.status().code() == absl::StatusCode::kNotFound);
@@ -261,7 +245,7 @@ TEST_CASE("CIFAR-10 binary batches read back labels and pixels") {
   WriteFile(dir / "test_batch.bin", CifarRecord("\x07", 99));
   DataConfig config;
   config.dataset = "cifar10";
-  config.root = dir.path.string();
+  config.root = dir.path();
   auto train = LoadDataset(config, true, 1);
   REQUIRE(train.ok());
   CHECK(train->name == "cifar10");
@@ -296,11 +280,11 @@ TEST_CASE("CIFAR-100 binary reads the fine label") {
     const char labels[2] = {static_cast<char>(r % 20), static_cast<char>(90 + r)};
     train += CifarRecord(std::string(labels, 2), r);
   }
-  fs::create_directories(dir.path / "cifar-100-binary");  // as unpacked
-  WriteFile((dir.path / "cifar-100-binary" / "train.bin").string(), train);
+  fs::create_directories(fs::path(dir.path()) / "cifar-100-binary");  // as unpacked
+  WriteFile((fs::path(dir.path()) / "cifar-100-binary" / "train.bin").string(), train);
   DataConfig config;
   config.dataset = "cifar100";
-  config.root = dir.path.string();
+  config.root = dir.path();
   auto ds = LoadDataset(config, true, 1);
   REQUIRE(ds.ok());
   CHECK(ds->num_classes == 100);
@@ -364,7 +348,7 @@ TEST_CASE("AG News CSV becomes padded token rows and labels 0-3") {
             "\"4\",\"Chip\",\"\"\n");
   DataConfig config;
   config.dataset = "agnews";
-  config.root = dir.path.string();
+  config.root = dir.path();
   config.text_vocab = 5000;
   config.text_max_len = 6;
   auto ds = LoadDataset(config, true, 1);

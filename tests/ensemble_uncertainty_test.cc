@@ -1,8 +1,9 @@
-// Issue 9, Fed-ensemble inference (004): personalised member weights, the
-// predictive entropy and the variance of the whole predictive distribution
-// across members (Eq. 10), against direct computations; and the pieces of
-// client-level evaluation (003 Eq. 5-7): the held-out split and the
-// mean / worst / p10 summary. Fast: no processes, small tensors.
+// Fed-ensemble inference (004; docs/DESIGN.md, "Ensemble inference"):
+// personalised member weights, the predictive entropy and the variance of the
+// whole predictive distribution across members (Eq. 10), against direct
+// computations; and the pieces of client-level evaluation (003 Eq. 5-7): the
+// held-out split and the mean / worst / p10 summary. Fast: no processes,
+// small tensors.
 #include <ATen/Functions.h>
 
 #include <algorithm>
@@ -35,7 +36,8 @@ TEST_CASE("personalised weights sum to 1 and favour the lower-loss member") {
     CHECK((*a)[1] > (*a)[3]);
     CHECK(std::max_element(a->begin(), a->end()) - a->begin() == 1);
   }
-  // The closed form of 004 Eq. 4 with gamma dividing (DESIGN.md section 2).
+  // The closed form of 004 Eq. 4 with gamma dividing (docs/DESIGN.md, "Ensemble
+  // inference").
   auto two = PersonalisedWeights({0.5, 1.5}, 2.0);
   REQUIRE(two.ok());
   CHECK((*two)[0] == Approx(1.0 / (1.0 + std::exp(-0.5))));

@@ -1,4 +1,4 @@
-// FENS (issue 9, "Methods to add" 3; 002): one round in which every client
+// FENS (002; docs/FENS.md): one round in which every client
 // trains the one initial model and uploads it once, dense; the coordinator
 // keeps the client models as the ensemble and fits its aggregator on a
 // proxy split it holds back from the partition; the aggregator's size is

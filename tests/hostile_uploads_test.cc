@@ -1,12 +1,12 @@
-// The hostile-upload campaign (issue 7): one real coordinator on
+// The hostile-upload campaign (docs/SECURITY.md): one real coordinator on
 // 127.0.0.1, the test as its daemon over real gRPC. More than 10,000
-// uploads drawn from a seeded RNG, cycling over every way DESIGN.md
-// section 7 says an update is refused, are sent from several connections
-// at once while a round is open; each must be refused with the right gRPC
-// code and message, the refusal counters must match what was sent reason
-// by reason, no model and no booked byte may change, and the process's
-// memory must stay bounded. Then 1,000 good uploads over further rounds
-// must all be accepted and the run must finish.
+// uploads drawn from a seeded RNG, cycling over every way docs/DESIGN.md
+// ("Trust and faults") says an update is refused, are sent from several
+// connections at once while a round is open; each must be refused with the
+// right gRPC code and message, the refusal counters must match what was sent
+// reason by reason, no model and no booked byte may change, and the process's
+// memory must stay bounded. Then 1,000 good uploads over further rounds must
+// all be accepted and the run must finish.
 //
 // Two hostile values are not refusals by design and are checked as such:
 // a header's num_samples (the weight is the registered shard size, so a

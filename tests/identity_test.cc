@@ -1,8 +1,9 @@
-// Who may do what (DESIGN.md section 7), against a real coordinator over
-// real gRPC: the registration token, 128-bit session ids, a session acting
-// only for the clients it hosts, a live daemon's clients not taken over,
-// aggregation weights from what the coordinator knows, and no non-finite
-// model ever published. Each refusal must leave the books untouched.
+// Who may do what (docs/DESIGN.md, "Trust and faults"), against a real
+// coordinator over real gRPC: the registration token, 128-bit session ids, a
+// session acting only for the clients it hosts, a live daemon's clients not
+// taken over, aggregation weights from what the coordinator knows, and no
+// non-finite model ever published. Each refusal must leave the books
+// untouched.
 #include "tests/coordinator_harness.h"
 #include "common/core/log.h"
 

@@ -1,4 +1,5 @@
-// A daemon killed with -9 in the middle of a round (DESIGN.md section 7: a
+// A daemon killed with -9 in the middle of a round (docs/DESIGN.md, "Trust
+// and faults": a
 // client that vanishes costs its round's update, nothing else): the
 // launcher restarts it, it registers again under its certificate, takes
 // back its clients and the open round's tasks, and the run finishes with

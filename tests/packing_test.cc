@@ -1,5 +1,6 @@
 // How clients are packed into daemons, and how many cores each daemon has,
-// changes neither the models nor the books (DESIGN.md section 1 and 4):
+// changes neither the models nor the books (docs/DESIGN.md, "The processes
+// and the round", "Wire format and byte accounting"):
 // every training task runs on one intra-op thread with its own seeded batch
 // order, updates are folded in client-id order, and a daemon that fetches
 // a model version once for all its clients still books each client's

@@ -37,7 +37,7 @@ TEST_CASE("one seed gives bit-identical models with 1 or 3 daemons") {
   CHECK(one["rounds"] == 3);
   CHECK(one["final_accuracy"].get<double>() > 0.5);  // it learned something
 
-  // The results folder holds what DESIGN.md section 9 promises.
+  // The results folder holds what docs/DESIGN.md ("The contract") promises.
   const std::string run = dir / "three";
   for (const char* f : {"config.yaml", "rounds.jsonl", "summary.json",
                         "endpoints.json", "checkpoints/latest.ckpt"})

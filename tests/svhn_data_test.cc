@@ -7,6 +7,7 @@
 #include "common/data/data.h"
 #include "common/data/data_svhn.h"
 #include "common/fed/config_load.h"
+#include "tests/test_support.h"
 
 #include <catch2/catch.hpp>
 #include <unistd.h>
@@ -29,24 +30,7 @@ constexpr uint32_t kInt8 = 1, kUint8 = 2, kInt32 = 5, kUint32 = 6,
                    kDouble = 9, kMatrix = 14, kCompressed = 15;
 constexpr uint32_t kDoubleClass = 6, kUint8Class = 9;
 
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    static int counter = 0;
-    path = fs::temp_directory_path() /
-           ("shefl_svhn_test_" + std::to_string(getpid()) + "_" +
-            std::to_string(counter++));
-    fs::remove_all(path);
-    fs::create_directories(path);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
-  std::string operator/(const std::string& name) const {
-    return (path / name).string();
-  }
-};
+using testing::TempDir;
 
 void Put32(std::string* s, uint32_t v) { s->append(reinterpret_cast<char*>(&v), 4); }
 
@@ -186,7 +170,7 @@ TEST_CASE("svhn mat files read through LoadDataset plain and compressed") {
                                         Compressed(YVar(kLabels, true)));
   DataConfig config;
   config.dataset = "svhn";
-  config.root = dir.path.string();
+  config.root = dir.path();
   auto train = LoadDataset(config, true, 1);
   REQUIRE(train.ok());
   CheckImages(*train);

@@ -1,8 +1,8 @@
-// Locks the compiler checks (DESIGN.md section 8): clang-14's thread-safety
-// analysis over server/, client/ and the parts of common/ that hold a lock
-// (tests/thread_safety_check.py, with each file's flags from the build's
-// compile database), and a scratch file that reads a guarded field without
-// its lock, which the same check must refuse.
+// Locks the compiler checks (docs/DESIGN.md, "Conventions"): clang-14's
+// thread-safety analysis over server/, client/ and the parts of common/ that
+// hold a lock (tests/thread_safety_check.py, with each file's flags from the
+// build's compile database), and a scratch file that reads a guarded field
+// without its lock, which the same check must refuse.
 #include <catch2/catch.hpp>
 
 #include <string>

@@ -17,33 +17,21 @@ using testing::ReadFile;
 using testing::RunProcess;
 using testing::TempDir;
 
+// A PKI made by the real `shefl certs`: client-0 and client-1, a token.
 void MakePki(const std::string& dir) {
-  auto r = RunProcess({BinDir() + "/shefl", "certs", "--out", dir, "--hosts",
-                       "127.0.0.1,localhost", "--clients", "2"},
-                      60);
-  INFO(r.output);
-  REQUIRE(r.exit_code == 0);
+  const absl::Status made = testing::MakeCertsWithCli(dir, 2);
+  INFO(made);
+  REQUIRE(made.ok());
 }
 
-struct TlsCoordinator {
-  std::unique_ptr<Coordinator> coordinator;
-  std::thread runner;
-
-  TlsCoordinator(const TempDir& dir, const std::string& pki) {
+// A coordinator in this process under mutual TLS and the token of `pki`,
+// and what its books hold.
+struct TlsCoordinator : RunningCoordinator {
+  TlsCoordinator(const TempDir& dir, const std::string& pki)
+      : RunningCoordinator(Options(dir, pki)) {}
+  static CoordinatorOptions Options(const TempDir& dir, const std::string& pki) {
     testing::WriteFile(dir / "c.yaml", testing::SyntheticConfig());
-    CoordinatorOptions o = MtlsOptions(dir / "c.yaml", dir / "out", pki);
-    auto c = Coordinator::Create(o);
-    INFO(c.status());
-    REQUIRE(c.ok());
-    coordinator = std::move(*c);
-    runner = std::thread([this] { (void)coordinator->Run(); });
-  }
-  ~TlsCoordinator() {
-    coordinator->RequestStop();
-    runner.join();
-  }
-  std::string target() const {
-    return "127.0.0.1:" + std::to_string(coordinator->listening_port());
+    return MtlsOptions(dir / "c.yaml", dir / "out", pki);
   }
   uint64_t booked() {
     const ByteCounts t = coordinator->state().ledger.Total();
@@ -51,29 +39,20 @@ struct TlsCoordinator {
   }
 };
 
-// How a peer dials: which CA it trusts, which certificate it shows, which
-// token it presents, which name it expects.
+// A peer: how it dials (tests/pki_support.h) and the token it presents.
 struct Peer {
   std::string label;
-  bool plaintext = false;
-  std::string ca, cert, key, token, server_name;
+  testing::DialAs dial;
+  std::string token;
 };
 
 std::unique_ptr<v1::Coordinator::Stub> Dial(const std::string& target,
                                             const Peer& p) {
-  TlsOptions o;
-  o.insecure = p.plaintext;
-  o.ca_file = p.ca;
-  o.cert_file = p.cert;
-  o.key_file = p.key;
-  o.server_name = p.server_name;
-  grpc::ChannelArguments args;
-  auto creds = MakeChannelCredentials(o, &args);
-  REQUIRE(creds.ok());
-  return v1::Coordinator::NewStub(
-      grpc::CreateCustomChannel(target, *creds, args));
+  auto stub = testing::DialCoordinator(target, p.dial);
+  INFO(stub.status());
+  REQUIRE(stub.ok());
+  return std::move(*stub);
 }
-
 
 const char* CodeName(grpc::StatusCode c) {
   switch (c) {
@@ -98,36 +77,20 @@ TEST_CASE("only peers with the CA's certificate and the token get in",
   const std::string token = ReadFile(pki + "/token").substr(0, 64);
   TlsCoordinator c(dir, pki);
 
-  const Peer good{"valid cert + token", false, pki + "/ca.pem",
-                  pki + "/client-0.pem", pki + "/client-0.key", token, ""};
+  const Peer good{"valid cert + token", testing::ClientOf(pki, 0), token};
   struct Row {
     Peer peer;
     grpc::StatusCode want;
   };
   std::vector<Row> rows;
+  for (auto& [label, dial] : testing::HandshakeFailures(good.dial, other, expired))
+    rows.push_back({{label, dial, token}, grpc::StatusCode::UNAVAILABLE});
   auto with = [&](std::string label, auto change, grpc::StatusCode want) {
     Peer p = good;
     p.label = std::move(label);
     change(p);
     rows.push_back({p, want});
   };
-  const auto kRefusedInHandshake = grpc::StatusCode::UNAVAILABLE;
-  with("plaintext against TLS", [](Peer& p) { p.plaintext = true; },
-       kRefusedInHandshake);
-  with("no client certificate", [](Peer& p) { p.cert = p.key = ""; },
-       kRefusedInHandshake);
-  with("client certificate of another CA", [&](Peer& p) {
-         p.cert = other + "/client-0.pem";
-         p.key = other + "/client-0.key";
-       }, kRefusedInHandshake);
-  with("expired client certificate", [&](Peer& p) {
-         p.cert = expired + "/client-0.pem";
-         p.key = expired + "/client-0.key";
-       }, kRefusedInHandshake);
-  with("server checked against another CA",
-       [&](Peer& p) { p.ca = other + "/ca.pem"; }, kRefusedInHandshake);
-  with("wrong host name", [](Peer& p) { p.server_name = "wrong.example"; },
-       kRefusedInHandshake);
   with("wrong token", [](Peer& p) { p.token = std::string(64, 'f'); },
        grpc::StatusCode::UNAUTHENTICATED);
   with("no token", [](Peer& p) { p.token = ""; },
@@ -163,12 +126,8 @@ TEST_CASE("under mutual TLS a name and its clients belong to one certificate",
   MakePki(pki);
   const std::string token = ReadFile(pki + "/token").substr(0, 64);
   TlsCoordinator c(dir, pki);
-  const Peer d0{"client-0", false, pki + "/ca.pem", pki + "/client-0.pem",
-                pki + "/client-0.key", token, ""};
-  Peer d1 = d0;
-  d1.label = "client-1";
-  d1.cert = pki + "/client-1.pem";
-  d1.key = pki + "/client-1.key";
+  const Peer d0{"client-0", testing::ClientOf(pki, 0), token};
+  const Peer d1{"client-1", testing::ClientOf(pki, 1), token};
   auto s0 = Dial(c.target(), d0);
   auto s1 = Dial(c.target(), d1);
 

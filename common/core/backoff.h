@@ -5,8 +5,8 @@
 // after a session that ran starts over. The generator is seeded: the
 // daemon seeds it from std::random_device, a test with a constant.
 // Not thread-safe: one per reconnect loop.
-#ifndef SHEFL_COMMON_BACKOFF_H_
-#define SHEFL_COMMON_BACKOFF_H_
+#ifndef SHEFL_COMMON_CORE_BACKOFF_H_
+#define SHEFL_COMMON_CORE_BACKOFF_H_
 
 #include <cstdint>
 #include <random>
@@ -31,4 +31,4 @@ class Backoff {
 
 }  // namespace shefl
 
-#endif  // SHEFL_COMMON_BACKOFF_H_
+#endif  // SHEFL_COMMON_CORE_BACKOFF_H_

@@ -69,7 +69,8 @@ struct TrainConfig {
   std::string precision = "fp32";
 };
 
-// The top-k budget of every (client, model) pair (DESIGN.md section 2).
+// The top-k budget of every (client, model) pair (docs/DESIGN.md,
+// "Compression budget").
 // SHEFL: an LPC sends k_l = ceil(rho * d) of its one model; an HPC spreads
 // r LPC budgets over its M models, k_h = ceil((r / M) * rho * d). The
 // baselines (fedensemble, fedavg, fedprox) send k = ceil(rho * d) for
@@ -111,9 +112,10 @@ struct ClientsConfig {
   // counts the updates each model actually received (`paper` falls back to
   // `paper_per_model` in a round where an HPC trains fewer than M).
   std::string hpc_capacity;
-  // Liveness (DESIGN.md section 7): the run starts when every client is
-  // connected, or after start_timeout_s with at least min_connected; a
-  // round starts only with that quorum and samples connected clients only.
+  // Liveness (docs/DESIGN.md, "Trust and faults"): the run starts when every
+  // client is connected, or after start_timeout_s with at least
+  // min_connected; a round starts only with that quorum and samples connected
+  // clients only.
   int64_t min_connected = 0;     // 0: all N
   double start_timeout_s = 60;
   // Stallers (server/state/staller_book.h): a sampled client that sends no

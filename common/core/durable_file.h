@@ -1,7 +1,7 @@
 // Files a run relies on (checkpoints' neighbours, config.yaml, summary,
 // keys): written whole or not at all, and on disk before we go on.
-#ifndef SHEFL_COMMON_DURABLE_FILE_H_
-#define SHEFL_COMMON_DURABLE_FILE_H_
+#ifndef SHEFL_COMMON_CORE_DURABLE_FILE_H_
+#define SHEFL_COMMON_CORE_DURABLE_FILE_H_
 
 #include <string>
 #include <sys/types.h>
@@ -28,4 +28,4 @@ absl::Status FsyncParentDir(const std::string& path);
 
 }  // namespace shefl
 
-#endif  // SHEFL_COMMON_DURABLE_FILE_H_
+#endif  // SHEFL_COMMON_CORE_DURABLE_FILE_H_

@@ -3,8 +3,8 @@
 // NAME, e.g. just after the checkpoint's fsync. Tests use it to crash at
 // the moments a random kill -9 rarely hits. Unset, a failpoint costs one
 // comparison of a cached pointer.
-#ifndef SHEFL_COMMON_FAILPOINT_H_
-#define SHEFL_COMMON_FAILPOINT_H_
+#ifndef SHEFL_COMMON_CORE_FAILPOINT_H_
+#define SHEFL_COMMON_CORE_FAILPOINT_H_
 
 namespace shefl {
 
@@ -23,4 +23,4 @@ void Failpoint(const char* name);
 
 }  // namespace shefl
 
-#endif  // SHEFL_COMMON_FAILPOINT_H_
+#endif  // SHEFL_COMMON_CORE_FAILPOINT_H_

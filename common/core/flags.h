@@ -1,7 +1,7 @@
 // The "--flag value" command lines of shefl-coordinator and shefl-client,
 // and their stop-on-SIGTERM/SIGINT wiring.
-#ifndef SHEFL_COMMON_FLAGS_H_
-#define SHEFL_COMMON_FLAGS_H_
+#ifndef SHEFL_COMMON_CORE_FLAGS_H_
+#define SHEFL_COMMON_CORE_FLAGS_H_
 
 #include <cstdint>
 #include <functional>
@@ -49,4 +49,4 @@ std::function<absl::Status(const std::string&)> SetSeconds(
 
 }  // namespace shefl
 
-#endif  // SHEFL_COMMON_FLAGS_H_
+#endif  // SHEFL_COMMON_CORE_FLAGS_H_

@@ -1,7 +1,7 @@
 // One line per event a person needs (registration, round start and end,
 // refusals, reconnects), on stderr, with a UTC timestamp and the component.
-#ifndef SHEFL_COMMON_LOG_H_
-#define SHEFL_COMMON_LOG_H_
+#ifndef SHEFL_COMMON_CORE_LOG_H_
+#define SHEFL_COMMON_CORE_LOG_H_
 
 #include <cstddef>
 #include <string>
@@ -19,4 +19,4 @@ std::string LogSafe(std::string_view peer_text, size_t max_bytes = 64);
 
 }  // namespace shefl
 
-#endif  // SHEFL_COMMON_LOG_H_
+#endif  // SHEFL_COMMON_CORE_LOG_H_

@@ -1,6 +1,6 @@
 // The model names both sides know, for the config loader to refuse an
 // unknown `model.name` at start without linking LibTorch. The builders
-// live in common/learn/model_registry.cc; model_registry_test checks that
+// live in common/learn/models.cc; model_registry_test checks that
 // the two lists agree. Constant data; thread-safe.
 #ifndef SHEFL_COMMON_CORE_MODEL_CATALOG_H_
 #define SHEFL_COMMON_CORE_MODEL_CATALOG_H_

@@ -1,7 +1,7 @@
 // This process's memory and cores, for logs, metrics, benchmarks and
 // sizing thread pools.
-#ifndef SHEFL_COMMON_RESOURCES_H_
-#define SHEFL_COMMON_RESOURCES_H_
+#ifndef SHEFL_COMMON_CORE_RESOURCES_H_
+#define SHEFL_COMMON_CORE_RESOURCES_H_
 
 #include <cstdint>
 
@@ -19,4 +19,4 @@ uint64_t RaiseFileLimit();
 
 }  // namespace shefl
 
-#endif  // SHEFL_COMMON_RESOURCES_H_
+#endif  // SHEFL_COMMON_CORE_RESOURCES_H_

@@ -2,8 +2,8 @@
 // permutation, batch order, model init) draws from a generator seeded by
 // DeriveSeed(run seed, purpose, ids...), so each process computes the same
 // stream for the same purpose without talking to the others.
-#ifndef SHEFL_COMMON_RNG_H_
-#define SHEFL_COMMON_RNG_H_
+#ifndef SHEFL_COMMON_CORE_RNG_H_
+#define SHEFL_COMMON_CORE_RNG_H_
 
 #include <cstdint>
 #include <initializer_list>
@@ -58,4 +58,4 @@ void Shuffle(T& v, std::mt19937_64& rng) {
 
 }  // namespace shefl
 
-#endif  // SHEFL_COMMON_RNG_H_
+#endif  // SHEFL_COMMON_CORE_RNG_H_

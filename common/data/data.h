@@ -19,8 +19,8 @@
 //
 // Every function here returns a Status instead of throwing: LibTorch errors
 // come back as InternalError, file problems name the file and what is wrong.
-#ifndef SHEFL_COMMON_DATA_H_
-#define SHEFL_COMMON_DATA_H_
+#ifndef SHEFL_COMMON_DATA_DATA_H_
+#define SHEFL_COMMON_DATA_DATA_H_
 
 #include <cstdint>
 #include <string>
@@ -107,4 +107,4 @@ std::vector<int64_t> TokenizeText(std::string_view text, int64_t vocab,
 
 }  // namespace shefl
 
-#endif  // SHEFL_COMMON_DATA_H_
+#endif  // SHEFL_COMMON_DATA_DATA_H_

@@ -6,8 +6,8 @@
 // 1..10 where 10 is the digit 0 and becomes label 0. The Dataset's x is
 // float32 [N,3,32,32], (v/255 - mean)/std per channel with mean
 // 0.4377,0.4438,0.4728 and std 0.1980,0.2010,0.1970; y int64 [N].
-#ifndef SHEFL_COMMON_DATA_SVHN_H_
-#define SHEFL_COMMON_DATA_SVHN_H_
+#ifndef SHEFL_COMMON_DATA_DATA_SVHN_H_
+#define SHEFL_COMMON_DATA_DATA_SVHN_H_
 
 #include <string>
 
@@ -24,4 +24,4 @@ absl::StatusOr<Dataset> ReadSvhnMat(const std::string& path);
 
 }  // namespace shefl
 
-#endif  // SHEFL_COMMON_DATA_SVHN_H_
+#endif  // SHEFL_COMMON_DATA_DATA_SVHN_H_

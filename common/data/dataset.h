@@ -1,8 +1,8 @@
 // An in-memory labelled data set: what every reader (common/data/data.h)
 // returns and what local training and evaluation consume.
 // Thread-compatible: Dataset is a plain value (concurrent reads are safe).
-#ifndef SHEFL_COMMON_DATASET_H_
-#define SHEFL_COMMON_DATASET_H_
+#ifndef SHEFL_COMMON_DATA_DATASET_H_
+#define SHEFL_COMMON_DATA_DATASET_H_
 
 #include <ATen/core/Tensor.h>
 
@@ -24,4 +24,4 @@ struct Dataset {
 
 }  // namespace shefl
 
-#endif  // SHEFL_COMMON_DATASET_H_
+#endif  // SHEFL_COMMON_DATA_DATASET_H_

@@ -1,4 +1,5 @@
-// Sparse-delta aggregation of one model in one round (DESIGN.md section 2).
+// Sparse-delta aggregation of one model in one round (docs/DESIGN.md,
+// "Aggregation").
 //
 // Updates are buffered as they arrive and folded in client-id order when
 // the round closes, so the result is bit-identical whatever order they came
@@ -12,13 +13,13 @@
 //                   1 when L is empty, 0 when H is empty
 //   paper:          w += eta * (a_h sum_H d_i + a_l sum_L d_i) / |H u L|,
 //                   a_h = (M C_h + C_l) / (2 M^2), a_l = (M C_h + C_l) / (2 M)
-//                   (Eq. 2 of 000_9f7111865f5f561d.txt, read literally).
+//                   (Eq. 2 of the long SHEFL paper, 000, read literally).
 //                   C_h, C_l are the round's planned counts, so a model that
 //                   misses an update gets another step: in the paper's
 //                   setting (M = C_h = C_l = 5) a model without its LPC
 //                   update moves by 0.6 D_H, one with two LPC updates by
 //                   (3 D_H + 6 D_L) / 7.
-//   paper_per_model: the same form with 001_9580439190ab7413.txt's
+//   paper_per_model: the same form with the short SHEFL paper's (001)
 //                   per-submodel coefficients from the counts received for
 //                   m, H = |H| and L = |L|:
 //                   w += eta * (a_h sum_H d_i + a_l sum_L d_i) / (H + L),
@@ -47,8 +48,8 @@
 // ModelAggregator is thread-compatible: the round's state
 // (server/state/round_state.h) serialises Add under its lock, and ApplyTo runs once
 // the round is closed.
-#ifndef SHEFL_COMMON_AGGREGATE_H_
-#define SHEFL_COMMON_AGGREGATE_H_
+#ifndef SHEFL_COMMON_FED_AGGREGATE_H_
+#define SHEFL_COMMON_FED_AGGREGATE_H_
 
 #include <array>
 #include <cstdint>
@@ -152,4 +153,4 @@ absl::Status ValidateSparseDelta(const SparseDelta& delta, uint64_t dim);
 
 }  // namespace shefl
 
-#endif  // SHEFL_COMMON_AGGREGATE_H_
+#endif  // SHEFL_COMMON_FED_AGGREGATE_H_

@@ -15,8 +15,8 @@
 // A fractional c (HASA's width r_i * M) gives floor(c) or ceil(c) models
 // in turn, so the count over any T rounds is within one of c * T and the
 // long-run mean is exactly c. c >= M: all M models.
-#ifndef SHEFL_COMMON_CAPACITY_H_
-#define SHEFL_COMMON_CAPACITY_H_
+#ifndef SHEFL_COMMON_FED_CAPACITY_H_
+#define SHEFL_COMMON_FED_CAPACITY_H_
 
 #include <cstdint>
 #include <string>
@@ -44,4 +44,4 @@ int64_t ConfiguredHpcCapacity(const std::vector<int64_t>& levels,
 
 }  // namespace shefl
 
-#endif  // SHEFL_COMMON_CAPACITY_H_
+#endif  // SHEFL_COMMON_FED_CAPACITY_H_

@@ -21,8 +21,8 @@
 // values sorted ascending a_0..a_{K-1}, position q*(K-1) = j + t gives
 // a_j + t*(a_{j+1} - a_j).
 // Pure C++ (no LibTorch), used by the daemon and the coordinator alike.
-#ifndef SHEFL_COMMON_CLIENT_METRICS_H_
-#define SHEFL_COMMON_CLIENT_METRICS_H_
+#ifndef SHEFL_COMMON_FED_CLIENT_METRICS_H_
+#define SHEFL_COMMON_FED_CLIENT_METRICS_H_
 
 #include <cstdint>
 #include <vector>
@@ -63,4 +63,4 @@ ClientLevelSummary SummariseClients(const std::vector<double>& accuracy);
 
 }  // namespace shefl
 
-#endif  // SHEFL_COMMON_CLIENT_METRICS_H_
+#endif  // SHEFL_COMMON_FED_CLIENT_METRICS_H_

@@ -4,8 +4,8 @@
 // server's. Pure functions of (config, labels, seed), like the partition:
 // each daemon and the coordinator compute the same split on their own.
 // Torch-free.
-#ifndef SHEFL_COMMON_FENS_SPLIT_H_
-#define SHEFL_COMMON_FENS_SPLIT_H_
+#ifndef SHEFL_COMMON_FED_FENS_SPLIT_H_
+#define SHEFL_COMMON_FED_FENS_SPLIT_H_
 
 #include <cstdint>
 #include <vector>
@@ -45,4 +45,4 @@ absl::StatusOr<std::vector<std::vector<int64_t>>> AllTrainingIndices(
 
 }  // namespace shefl
 
-#endif  // SHEFL_COMMON_FENS_SPLIT_H_
+#endif  // SHEFL_COMMON_FED_FENS_SPLIT_H_

@@ -20,8 +20,8 @@
 //      the clamps (003 reports 49.6% for B = 50%); where it misses by more
 //      than kHasaBudgetTolerance (0.005), further passes (at most 100) close the
 //      gap. The realised budget is reported.
-#ifndef SHEFL_COMMON_HASA_H_
-#define SHEFL_COMMON_HASA_H_
+#ifndef SHEFL_COMMON_FED_HASA_H_
+#define SHEFL_COMMON_FED_HASA_H_
 
 #include <cstdint>
 #include <string>
@@ -83,4 +83,4 @@ absl::StatusOr<HasaAllocation> AllocateHasa(
 
 }  // namespace shefl
 
-#endif  // SHEFL_COMMON_HASA_H_
+#endif  // SHEFL_COMMON_FED_HASA_H_

@@ -35,8 +35,8 @@
 //             so no sample is dropped; set S = N*s for exactly s each.
 //
 //  own        Not computed here: a daemon reads its own folder.
-#ifndef SHEFL_COMMON_PARTITION_H_
-#define SHEFL_COMMON_PARTITION_H_
+#ifndef SHEFL_COMMON_FED_PARTITION_H_
+#define SHEFL_COMMON_FED_PARTITION_H_
 
 #include <cstdint>
 #include <vector>
@@ -82,4 +82,4 @@ std::vector<int64_t> LabelCounts(const std::vector<int64_t>& labels,
 
 }  // namespace shefl
 
-#endif  // SHEFL_COMMON_PARTITION_H_
+#endif  // SHEFL_COMMON_FED_PARTITION_H_

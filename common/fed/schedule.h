@@ -1,11 +1,12 @@
-// Who trains what in a round (DESIGN.md section 2): client tiers, the
+// Who trains what in a round (docs/DESIGN.md, "Cohort sampling and
+// assignment", "Compression budget"): client tiers, the
 // cluster-based cohort sampler of Algorithm 1, the permutation matrix P that
 // gives each LPC cluster its model, and the top-k budget of every
 // (client, model) pair. Pure functions of (config, seed, round): the
 // coordinator and any test compute the same schedule.
 // Scheduler is thread-compatible: the round loop alone calls it.
-#ifndef SHEFL_COMMON_SCHEDULE_H_
-#define SHEFL_COMMON_SCHEDULE_H_
+#ifndef SHEFL_COMMON_FED_SCHEDULE_H_
+#define SHEFL_COMMON_FED_SCHEDULE_H_
 
 #include <cstdint>
 #include <functional>
@@ -26,12 +27,6 @@ const char* TierName(Tier t);  // "hpc" | "lpc"
 // is the method's (MethodHasTiers); it always decides the local epochs
 // (train.hpc_local_epochs) and the tier the bytes are booked under.
 Tier ClientTier(const ClientsConfig& clients, int64_t client_id);
-// Transitional, for callers not yet moved to the form above: the tier no
-// longer depends on the method, so `tiered` is ignored.
-inline Tier ClientTier(const ClientsConfig& clients, bool /*tiered*/,
-                       int64_t client_id) {
-  return ClientTier(clients, client_id);
-}
 
 // Clusters drawn once from the seed: the HPCs shuffled and cut into C_h
 // near-equal clusters, the LPCs likewise into C_l. Without tiers (a method
@@ -179,4 +174,4 @@ class Scheduler {
 
 }  // namespace shefl
 
-#endif  // SHEFL_COMMON_SCHEDULE_H_
+#endif  // SHEFL_COMMON_FED_SCHEDULE_H_

@@ -1,5 +1,5 @@
-// Server optimisation of each member's aggregated step (DESIGN.md section
-// 2: "eta_g = 1 unless a server optimiser is set"). The aggregation rule
+// Server optimisation of each member's aggregated step (docs/DESIGN.md,
+// "Aggregation"). The aggregation rule
 // gives Delta = eta_g * D for member m; then
 //   none:     w += Delta
 //   momentum: v = mu v + Delta; w += v                (FedAvgM, Hsu 2019)

@@ -6,12 +6,12 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "common/learn/topk_backend.h"
 #include "common/sparse/radix_topk.h"
-#include "common/core/mutex.h"
 
 namespace shefl {
 namespace {
@@ -166,18 +166,6 @@ at::Tensor Densify(const SparseDelta& sparse, at::Device device) {
   }
 }
 
-at::Tensor ErrorFeedback::Apply(int64_t client, int64_t model,
-                                const at::Tensor& delta) {
-  MutexLock lock(mu_);
-  auto it = residuals_.find({client, model});
-  if (it == residuals_.end()) return delta;
-  if (!it->second.sizes().equals(delta.sizes())) {
-    residuals_.erase(it);  // the model changed shape: the residual is stale
-    return delta;
-  }
-  return delta + it->second.to(delta.device());
-}
-
 absl::StatusOr<at::Tensor> ResidualAfter(const at::Tensor& corrected,
                                          const SparseDelta& sent,
                                          at::Device device) {
@@ -201,32 +189,6 @@ absl::StatusOr<at::Tensor> ResidualAfter(const at::Tensor& corrected,
   } catch (const c10::Error& e) {
     return TorchError(e);
   }
-}
-
-absl::Status ErrorFeedback::Update(int64_t client, int64_t model,
-                                   const at::Tensor& corrected,
-                                   const SparseDelta& sent) {
-  auto residual = ResidualAfter(corrected, sent, device_);
-  if (!residual.ok()) return residual.status();
-  MutexLock lock(mu_);
-  residuals_[{client, model}] = std::move(*residual);
-  return absl::OkStatus();
-}
-
-at::Tensor ErrorFeedback::Residual(int64_t client, int64_t model) const {
-  MutexLock lock(mu_);
-  auto it = residuals_.find({client, model});
-  return it == residuals_.end() ? at::Tensor() : it->second;
-}
-
-void ErrorFeedback::Clear() {
-  MutexLock lock(mu_);
-  residuals_.clear();
-}
-
-size_t ErrorFeedback::size() const {
-  MutexLock lock(mu_);
-  return residuals_.size();
 }
 
 }  // namespace shefl

@@ -1,6 +1,6 @@
 // Where training runs and how many threads it may use.
-#ifndef SHEFL_COMMON_DEVICE_H_
-#define SHEFL_COMMON_DEVICE_H_
+#ifndef SHEFL_COMMON_LEARN_DEVICE_H_
+#define SHEFL_COMMON_LEARN_DEVICE_H_
 
 #include <c10/core/Device.h>
 
@@ -23,14 +23,15 @@ bool CudaAvailable();
 
 // Gives torch `torch_threads` intra-op threads (<= 0: the hardware's
 // cores) and holds OpenBLAS to one thread. Torch's own parallelism and
-// OpenBLAS's threads oversubscribe the cores otherwise (DESIGN.md section
-// 7: a cnn step took 11-14 ms instead of 5-7 ms). OpenBLAS is reached
-// through dlsym("openblas_set_num_threads") so that shefl does not link it;
-// where the symbol is missing nothing happens. Setting the environment
-// variable OPENBLAS_NUM_THREADS=1 before start does the same and is what
-// the launch scripts do. Returns the number of torch threads set.
+// OpenBLAS's threads oversubscribe the cores otherwise (docs/DESIGN.md,
+// "Ensemble-native training and the round on a GPU": a cnn step took 11-14 ms
+// instead of 5-7 ms). OpenBLAS is reached through
+// dlsym("openblas_set_num_threads") so that shefl does not link it; where the
+// symbol is missing nothing happens. Setting the environment variable
+// OPENBLAS_NUM_THREADS=1 before start does the same and is what the launch
+// scripts do. Returns the number of torch threads set.
 int ConfigureThreads(int torch_threads);
 
 }  // namespace shefl
 
-#endif  // SHEFL_COMMON_DEVICE_H_
+#endif  // SHEFL_COMMON_LEARN_DEVICE_H_

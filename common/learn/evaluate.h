@@ -1,6 +1,6 @@
 // Ensemble evaluation: accuracy, NLL, calibration and uncertainty of the M
 // members and of their average, and the personalised member weights of
-// Fed-ensemble (DESIGN.md section 2, "Ensemble inference").
+// Fed-ensemble (docs/DESIGN.md, "Ensemble inference").
 //
 // Definitions (natural logarithms; p_k(.|x) is member k's softmax, w_k the
 // member weights, uniform 1/M unless given):
@@ -30,8 +30,8 @@
 //                           there is no such sample (num_correct says)
 // Ties in argmax go to the lowest class index.
 // Thread-compatible: ClientLevelResult and EvalResult are plain values.
-#ifndef SHEFL_COMMON_EVALUATE_H_
-#define SHEFL_COMMON_EVALUATE_H_
+#ifndef SHEFL_COMMON_LEARN_EVALUATE_H_
+#define SHEFL_COMMON_LEARN_EVALUATE_H_
 
 #include <ATen/core/Tensor.h>
 #include <c10/core/Device.h>
@@ -130,4 +130,4 @@ absl::StatusOr<std::vector<std::vector<double>>> PersonalisedWeights(
 
 }  // namespace shefl
 
-#endif  // SHEFL_COMMON_EVALUATE_H_
+#endif  // SHEFL_COMMON_LEARN_EVALUATE_H_

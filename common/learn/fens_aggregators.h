@@ -19,8 +19,8 @@
 // pure function of (inputs, config, seed) on one thread.
 // Every Combine returns rows that sum to 1; argmax is the prediction.
 // Thread-compatible: fitted once, then only read.
-#ifndef SHEFL_COMMON_FENS_AGGREGATORS_H_
-#define SHEFL_COMMON_FENS_AGGREGATORS_H_
+#ifndef SHEFL_COMMON_LEARN_FENS_AGGREGATORS_H_
+#define SHEFL_COMMON_LEARN_FENS_AGGREGATORS_H_
 
 #include <ATen/core/Tensor.h>
 
@@ -58,4 +58,4 @@ absl::StatusOr<std::unique_ptr<EnsembleAggregator>> FitAggregator(
 
 }  // namespace shefl
 
-#endif  // SHEFL_COMMON_FENS_AGGREGATORS_H_
+#endif  // SHEFL_COMMON_LEARN_FENS_AGGREGATORS_H_

@@ -12,8 +12,8 @@
 // Because parameters come first, entries [0, NumParameters(model)) are the
 // trainable weights (common/learn/train.cc relies on this for FedProx).
 // Thread-compatible: FlatEntry is a plain value.
-#ifndef SHEFL_COMMON_FLAT_STATE_H_
-#define SHEFL_COMMON_FLAT_STATE_H_
+#ifndef SHEFL_COMMON_LEARN_FLAT_STATE_H_
+#define SHEFL_COMMON_LEARN_FLAT_STATE_H_
 
 #include <ATen/core/Tensor.h>
 
@@ -56,4 +56,4 @@ absl::Status Unflatten(const std::vector<float>& flat, Net& model);
 
 }  // namespace shefl
 
-#endif  // SHEFL_COMMON_FLAT_STATE_H_
+#endif  // SHEFL_COMMON_LEARN_FLAT_STATE_H_

@@ -6,8 +6,8 @@
 // Only strides change: sizes and values stay, and the flat state is read in
 // logical order (common/learn/flat_state.cc), so the layout never reaches the
 // wire, the books or a checkpoint.
-#ifndef SHEFL_COMMON_LAYOUT_H_
-#define SHEFL_COMMON_LAYOUT_H_
+#ifndef SHEFL_COMMON_LEARN_LAYOUT_H_
+#define SHEFL_COMMON_LEARN_LAYOUT_H_
 
 #include <ATen/core/Tensor.h>
 #include <torch/nn/module.h>
@@ -26,4 +26,4 @@ void UseChannelsLast(torch::nn::Module& module);
 
 }  // namespace shefl
 
-#endif  // SHEFL_COMMON_LAYOUT_H_
+#endif  // SHEFL_COMMON_LEARN_LAYOUT_H_

@@ -7,8 +7,8 @@
 // A Net is a torch module, not thread-safe: one forward or training step at a
 // time. The functions are thread-safe (MakeInitialisedModel serialises
 // torch's global generator).
-#ifndef SHEFL_COMMON_MODELS_H_
-#define SHEFL_COMMON_MODELS_H_
+#ifndef SHEFL_COMMON_LEARN_MODELS_H_
+#define SHEFL_COMMON_LEARN_MODELS_H_
 
 #include <ATen/core/Tensor.h>
 #include <torch/nn/module.h>
@@ -81,4 +81,4 @@ absl::StatusOr<std::shared_ptr<Net>> MakeCifarResNet(int depth,
 
 }  // namespace shefl
 
-#endif  // SHEFL_COMMON_MODELS_H_
+#endif  // SHEFL_COMMON_LEARN_MODELS_H_

@@ -1,16 +1,15 @@
 // A stacked copy of M same-architecture members: an HPC's M models held as
 // one set of tensors so that a training step of all of them is one
-// computation (DESIGN.md section 7, "Ensemble-native training"). The
-// members' convolutions become grouped convolutions (groups = M) over
-// M*C channels, their linear layers batched matrix products over a member
-// dimension, their BatchNorm layers one BatchNorm over M*C channels (it is
-// per channel, so it stacks). Each member's output depends on its own
+// computation (docs/DESIGN.md, "Ensemble-native training and the round on a
+// GPU"). The members' convolutions become grouped convolutions (groups = M)
+// over M*C channels, their linear layers batched matrix products over a
+// member dimension, their BatchNorm layers one BatchNorm over M*C channels
+// (it is per channel, so it stacks). Each member's output depends on its own
 // slice of the stacked tensors only, so the gradient of the sum of the
 // members' losses is each member's own gradient, and an element-wise
-// optimiser (SGD with momentum and weight decay, Adam) on the stacked
-// tensors takes each member's own step: the result equals M separate
-// trainings up to float rounding (grouped and batched kernels sum in
-// another order).
+// optimiser (SGD with momentum and weight decay, Adam) on the stacked tensors
+// takes each member's own step: the result equals M separate trainings up to
+// float rounding (grouped and batched kernels sum in another order).
 //
 // Known architectures (common/learn/models.h): cnn, mlp, resnet18/34. They are
 // recognised by their parameter names, shapes and module types; each one's
@@ -20,8 +19,8 @@
 // (stacked_members_test checks them against each member's own forward).
 // The training loop on the stacked path is stacked_train.h's.
 // Not thread-safe: one forward or step at a time.
-#ifndef SHEFL_COMMON_STACKED_MEMBERS_H_
-#define SHEFL_COMMON_STACKED_MEMBERS_H_
+#ifndef SHEFL_COMMON_LEARN_STACKED_MEMBERS_H_
+#define SHEFL_COMMON_LEARN_STACKED_MEMBERS_H_
 
 #include <ATen/core/Tensor.h>
 #include <c10/core/Device.h>
@@ -136,4 +135,4 @@ class StackedMembers final : public StackedOps {
 
 }  // namespace shefl
 
-#endif  // SHEFL_COMMON_STACKED_MEMBERS_H_
+#endif  // SHEFL_COMMON_LEARN_STACKED_MEMBERS_H_

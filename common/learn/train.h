@@ -3,8 +3,8 @@
 // client retrained with the same (seed, round, client, member) produces
 // bit-identical weights on the same device and thread count.
 // Thread-compatible: LocalTrainParams and TrainStats are plain values.
-#ifndef SHEFL_COMMON_TRAIN_H_
-#define SHEFL_COMMON_TRAIN_H_
+#ifndef SHEFL_COMMON_LEARN_TRAIN_H_
+#define SHEFL_COMMON_LEARN_TRAIN_H_
 
 #include <ATen/core/Tensor.h>
 #include <c10/core/Device.h>
@@ -28,9 +28,10 @@ class Optimizer;
 namespace shefl {
 
 // How LocalTrainMany trains its members: kAuto stacks them into one
-// computation (common/learn/stacked_members.h) on CUDA where the model allows and
-// loops on CPU, where stacking gained nothing (DESIGN.md section 7); kOn
-// and kOff force either path (tests, bench/stacked_train_bench).
+// computation (common/learn/stacked_members.h) on CUDA where the model allows
+// and loops on CPU, where stacking gained nothing (docs/DESIGN.md,
+// "Ensemble-native training and the round on a GPU"); kOn and kOff force
+// either path (tests, bench/stacked_train_bench).
 enum class StackedPath { kAuto, kOn, kOff };
 
 // What varies per call; the rest comes from TrainConfig (optimizer,
@@ -90,7 +91,7 @@ absl::StatusOr<TrainStats> LocalTrain(Net& model, const Dataset& data,
 // result equals LocalTrain on each member with `p`: exactly on the loop
 // path, up to float rounding on the stacked one (p.stacked says which;
 // LocalTrainStacked in common/learn/stacked_train.h). On CPU kAuto loops (a
-// fused pass measured 0.93-0.95x, DESIGN.md section 7). `prox_references`
+// fused pass measured 0.93-0.95x, docs/DESIGN.md). `prox_references`
 // is empty or one per member. kOn with a model the stacked path does not
 // know -> Unimplemented.
 absl::StatusOr<std::vector<TrainStats>> LocalTrainMany(
@@ -101,4 +102,4 @@ absl::StatusOr<std::vector<TrainStats>> LocalTrainMany(
 
 }  // namespace shefl
 
-#endif  // SHEFL_COMMON_TRAIN_H_
+#endif  // SHEFL_COMMON_LEARN_TRAIN_H_

@@ -1,11 +1,11 @@
-// Byte accounting (DESIGN.md section 4). Both ends count every gRPC message
-// they send or receive at its exact serialized size plus gRPC's 5-byte
-// message header (1 byte compressed flag, 4 bytes length), per round, per
-// logical client, per model, per direction, payload apart from control.
-// Because both ends apply the same rule to the same messages, their
-// per-client figures agree exactly.
-#ifndef SHEFL_COMMON_ACCOUNTING_H_
-#define SHEFL_COMMON_ACCOUNTING_H_
+// Byte accounting (docs/DESIGN.md, "Wire format and byte accounting"). Both
+// ends count every gRPC message they send or receive at its exact serialized
+// size plus gRPC's 5-byte message header (1 byte compressed flag, 4 bytes
+// length), per round, per logical client, per model, per direction, payload
+// apart from control. Because both ends apply the same rule to the same
+// messages, their per-client figures agree exactly.
+#ifndef SHEFL_COMMON_NET_ACCOUNTING_H_
+#define SHEFL_COMMON_NET_ACCOUNTING_H_
 
 #include <cstdint>
 #include <map>
@@ -72,4 +72,4 @@ class ByteLedger {
 
 }  // namespace shefl
 
-#endif  // SHEFL_COMMON_ACCOUNTING_H_
+#endif  // SHEFL_COMMON_NET_ACCOUNTING_H_

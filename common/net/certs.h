@@ -4,8 +4,8 @@
 // registration token. For labs and tests; a site with its own CA uses its
 // own files with the same flags.
 // Thread-compatible: PkiOptions is a plain value.
-#ifndef SHEFL_COMMON_CERTS_H_
-#define SHEFL_COMMON_CERTS_H_
+#ifndef SHEFL_COMMON_NET_CERTS_H_
+#define SHEFL_COMMON_NET_CERTS_H_
 
 #include <cstdint>
 #include <functional>
@@ -62,4 +62,4 @@ absl::Status MakeDevPki(const PkiOptions& o,
 
 }  // namespace shefl
 
-#endif  // SHEFL_COMMON_CERTS_H_
+#endif  // SHEFL_COMMON_NET_CERTS_H_

@@ -1,7 +1,7 @@
 // absl::Status <-> grpc::Status. The two share their code numbering, so a
 // refusal keeps its code and reason across the wire in both directions.
-#ifndef SHEFL_COMMON_GRPC_STATUS_H_
-#define SHEFL_COMMON_GRPC_STATUS_H_
+#ifndef SHEFL_COMMON_NET_GRPC_STATUS_H_
+#define SHEFL_COMMON_NET_GRPC_STATUS_H_
 
 #include <grpcpp/support/status.h>
 
@@ -25,4 +25,4 @@ inline absl::Status FromGrpc(const grpc::Status& st) {
 
 }  // namespace shefl
 
-#endif  // SHEFL_COMMON_GRPC_STATUS_H_
+#endif  // SHEFL_COMMON_NET_GRPC_STATUS_H_

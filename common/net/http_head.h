@@ -3,8 +3,8 @@
 // Pure functions on strings, so the server's loop stays about sockets and
 // deadlines.
 // Thread-compatible: HttpRequestLine is a plain value.
-#ifndef SHEFL_COMMON_HTTP_HEAD_H_
-#define SHEFL_COMMON_HTTP_HEAD_H_
+#ifndef SHEFL_COMMON_NET_HTTP_HEAD_H_
+#define SHEFL_COMMON_NET_HTTP_HEAD_H_
 
 #include <cstddef>
 #include <string>
@@ -34,4 +34,4 @@ std::string HttpResponse(int code, const std::string& content_type,
 
 }  // namespace shefl
 
-#endif  // SHEFL_COMMON_HTTP_HEAD_H_
+#endif  // SHEFL_COMMON_NET_HTTP_HEAD_H_

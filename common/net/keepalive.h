@@ -2,8 +2,8 @@
 // coordinator that vanishes without closing its socket (power loss, a cut
 // cable, a partition) is noticed in seconds: its feed stream fails, its
 // clients stop being sampled, and the daemon reconnects.
-#ifndef SHEFL_COMMON_KEEPALIVE_H_
-#define SHEFL_COMMON_KEEPALIVE_H_
+#ifndef SHEFL_COMMON_NET_KEEPALIVE_H_
+#define SHEFL_COMMON_NET_KEEPALIVE_H_
 
 #include <grpcpp/server_builder.h>
 #include <grpcpp/support/channel_arguments.h>
@@ -26,4 +26,4 @@ void AddProbePortLimits(grpc::ServerBuilder* builder);
 
 }  // namespace shefl
 
-#endif  // SHEFL_COMMON_KEEPALIVE_H_
+#endif  // SHEFL_COMMON_NET_KEEPALIVE_H_

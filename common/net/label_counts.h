@@ -1,8 +1,9 @@
 // A client's label histogram (HASA, 003 section IV-A): what a client sends
 // instead of samples, and the exact bytes it adds to the message that
-// carries it (DESIGN.md section 4: every byte is booked, per client).
-#ifndef SHEFL_COMMON_LABEL_COUNTS_H_
-#define SHEFL_COMMON_LABEL_COUNTS_H_
+// carries it (every byte is booked, per client: docs/DESIGN.md,
+// "Wire format and byte accounting").
+#ifndef SHEFL_COMMON_NET_LABEL_COUNTS_H_
+#define SHEFL_COMMON_NET_LABEL_COUNTS_H_
 
 #include <cstdint>
 #include <vector>
@@ -27,4 +28,4 @@ uint64_t LabelCountBytes(const v1::LogicalClient& client);
 
 }  // namespace shefl
 
-#endif  // SHEFL_COMMON_LABEL_COUNTS_H_
+#endif  // SHEFL_COMMON_NET_LABEL_COUNTS_H_

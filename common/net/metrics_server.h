@@ -20,8 +20,8 @@
 // a path nobody serves, 405 for a method other than GET, 400 for a request
 // line that does not parse, 503 when a handler fails.
 // Thread-safe: handlers may be set while Serve runs (mu_).
-#ifndef SHEFL_COMMON_METRICS_SERVER_H_
-#define SHEFL_COMMON_METRICS_SERVER_H_
+#ifndef SHEFL_COMMON_NET_METRICS_SERVER_H_
+#define SHEFL_COMMON_NET_METRICS_SERVER_H_
 
 #include <functional>
 #include <map>
@@ -86,4 +86,4 @@ class MetricsServer {
 
 }  // namespace shefl
 
-#endif  // SHEFL_COMMON_METRICS_SERVER_H_
+#endif  // SHEFL_COMMON_NET_METRICS_SERVER_H_

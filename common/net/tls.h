@@ -1,9 +1,10 @@
-// Transport security for both binaries (DESIGN.md section 7): TLS with
+// Transport security for both binaries (docs/DESIGN.md, "Trust and
+// faults"): TLS with
 // gRPC's SSL credentials, mutual TLS as an option, and the deployment's
 // registration token. Plaintext only when the user says --insecure.
 // Thread-compatible: TlsOptions is a plain value.
-#ifndef SHEFL_COMMON_TLS_H_
-#define SHEFL_COMMON_TLS_H_
+#ifndef SHEFL_COMMON_NET_TLS_H_
+#define SHEFL_COMMON_NET_TLS_H_
 
 #include <memory>
 #include <string>
@@ -48,4 +49,4 @@ bool TokensEqual(std::string_view a, std::string_view b);
 
 }  // namespace shefl
 
-#endif  // SHEFL_COMMON_TLS_H_
+#endif  // SHEFL_COMMON_NET_TLS_H_

@@ -1,8 +1,8 @@
 // Framing rules both ends share: chunk sizes, which round and client a feed
 // message belongs to, how an encoded delta is cut into upload chunks, and
 // the exact bytes that framing adds (for the accounting tests).
-#ifndef SHEFL_COMMON_WIRE_H_
-#define SHEFL_COMMON_WIRE_H_
+#ifndef SHEFL_COMMON_NET_WIRE_H_
+#define SHEFL_COMMON_NET_WIRE_H_
 
 #include <cstdint>
 #include <string>
@@ -33,4 +33,4 @@ uint64_t UploadFramingBytes(const v1::UploadHeader& header,
 
 }  // namespace shefl
 
-#endif  // SHEFL_COMMON_WIRE_H_
+#endif  // SHEFL_COMMON_NET_WIRE_H_

@@ -4,8 +4,8 @@
 // word floor(i/64). Raw pointers and no allocation: the codec sizes every
 // section exactly before writing it, and bounds every read by the input.
 // Not thread-safe: one writer or reader per stream.
-#ifndef SHEFL_COMMON_BIT_IO_H_
-#define SHEFL_COMMON_BIT_IO_H_
+#ifndef SHEFL_COMMON_SPARSE_BIT_IO_H_
+#define SHEFL_COMMON_SPARSE_BIT_IO_H_
 
 #include <cstdint>
 #include <cstring>
@@ -117,4 +117,4 @@ class BitReader {
 
 }  // namespace shefl
 
-#endif  // SHEFL_COMMON_BIT_IO_H_
+#endif  // SHEFL_COMMON_SPARSE_BIT_IO_H_

@@ -1,4 +1,5 @@
-// The wire encoding of a SparseDelta (DESIGN.md section 4). Pure C++, no
+// The wire encoding of a SparseDelta (docs/DESIGN.md, "Wire format and byte
+// accounting"). Pure C++, no
 // Torch, so both binaries and the byte accounting can use it.
 //
 // Byte layout, version 1 (all multi-byte values little-endian):
@@ -42,8 +43,8 @@
 // refuses formats above 4. The version nibble changes only when the meaning
 // of an existing field does; a decoder refuses any version but its own.
 // Thread-compatible: EncodingPlan is a plain value.
-#ifndef SHEFL_COMMON_CODEC_H_
-#define SHEFL_COMMON_CODEC_H_
+#ifndef SHEFL_COMMON_SPARSE_CODEC_H_
+#define SHEFL_COMMON_SPARSE_CODEC_H_
 
 #include <cstdint>
 #include <string>
@@ -148,4 +149,4 @@ absl::StatusOr<SparseDelta> DecodeSparseDelta(std::string_view bytes,
 
 }  // namespace shefl
 
-#endif  // SHEFL_COMMON_CODEC_H_
+#endif  // SHEFL_COMMON_SPARSE_CODEC_H_

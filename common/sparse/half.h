@@ -7,8 +7,8 @@
 // false. NaN/Inf inputs are the caller's to reject (they also return false).
 // Values too small for the format round to a subnormal or to (signed) zero,
 // as IEEE rounding does; that is not an error.
-#ifndef SHEFL_COMMON_HALF_H_
-#define SHEFL_COMMON_HALF_H_
+#ifndef SHEFL_COMMON_SPARSE_HALF_H_
+#define SHEFL_COMMON_SPARSE_HALF_H_
 
 #include <cstdint>
 #include <cstring>
@@ -91,4 +91,4 @@ inline float Bfloat16ToFloat(uint16_t b) {
 
 }  // namespace shefl
 
-#endif  // SHEFL_COMMON_HALF_H_
+#endif  // SHEFL_COMMON_SPARSE_HALF_H_

@@ -23,8 +23,8 @@
 // The readers are for untrusted input: they bound what they allocate by the
 // bytes present, accept only the canonical stream (zero padding, exactly k
 // upper ones, ascending indices), and say what is wrong in InvalidArgument.
-#ifndef SHEFL_COMMON_INDEX_CODES_H_
-#define SHEFL_COMMON_INDEX_CODES_H_
+#ifndef SHEFL_COMMON_SPARSE_INDEX_CODES_H_
+#define SHEFL_COMMON_SPARSE_INDEX_CODES_H_
 
 #include <cstddef>
 #include <cstdint>
@@ -69,4 +69,4 @@ absl::Status ReadEliasFano(const uint8_t* p, const uint8_t* end, uint64_t d,
 
 }  // namespace shefl
 
-#endif  // SHEFL_COMMON_INDEX_CODES_H_
+#endif  // SHEFL_COMMON_SPARSE_INDEX_CODES_H_

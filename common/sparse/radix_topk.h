@@ -17,8 +17,8 @@
 // k = 0 take a single finiteness scan. On x86-64 CPUs with AVX2 (checked
 // at run time; the build targets plain x86-64) the pass over the data packs
 // 8 entries a step; elsewhere a branch-free scalar loop does the same.
-#ifndef SHEFL_COMMON_RADIX_TOPK_H_
-#define SHEFL_COMMON_RADIX_TOPK_H_
+#ifndef SHEFL_COMMON_SPARSE_RADIX_TOPK_H_
+#define SHEFL_COMMON_SPARSE_RADIX_TOPK_H_
 
 #include <cstdint>
 
@@ -44,4 +44,4 @@ void SetRadixTopKSimd(bool allowed);
 
 }  // namespace shefl
 
-#endif  // SHEFL_COMMON_RADIX_TOPK_H_
+#endif  // SHEFL_COMMON_SPARSE_RADIX_TOPK_H_

@@ -2,8 +2,8 @@
 // model's flat fp32 delta. This is what crosses the wire (common/sparse/codec.h
 // encodes it) and what the aggregator folds (common/fed/aggregate.h).
 // Thread-compatible: SparseDelta is a plain value.
-#ifndef SHEFL_COMMON_SPARSE_DELTA_H_
-#define SHEFL_COMMON_SPARSE_DELTA_H_
+#ifndef SHEFL_COMMON_SPARSE_SPARSE_DELTA_H_
+#define SHEFL_COMMON_SPARSE_SPARSE_DELTA_H_
 
 #include <cstddef>
 #include <cstdint>
@@ -21,4 +21,4 @@ struct SparseDelta {
 
 }  // namespace shefl
 
-#endif  // SHEFL_COMMON_SPARSE_DELTA_H_
+#endif  // SHEFL_COMMON_SPARSE_SPARSE_DELTA_H_

@@ -1,8 +1,8 @@
 // What the CPU top-k selectors (radix_topk, topk_threshold) share: the
 // order-preserving magnitude bits of a float, the finiteness test built on
 // them, and the k = 0 / k = d case where there is nothing to select.
-#ifndef SHEFL_COMMON_TOPK_SHARED_H_
-#define SHEFL_COMMON_TOPK_SHARED_H_
+#ifndef SHEFL_COMMON_SPARSE_TOPK_SHARED_H_
+#define SHEFL_COMMON_SPARSE_TOPK_SHARED_H_
 
 #include <cstdint>
 
@@ -32,4 +32,4 @@ bool TrivialTopK(const float* x, uint64_t d, uint64_t k, SparseDelta* out);
 
 }  // namespace shefl
 
-#endif  // SHEFL_COMMON_TOPK_SHARED_H_
+#endif  // SHEFL_COMMON_SPARSE_TOPK_SHARED_H_

@@ -26,8 +26,8 @@
 // As in TopK: among equal magnitudes the lower index wins, indices come out
 // ascending, +0 and -0 are equal, and NaN/Inf are refused.
 // Thread-compatible: ThresholdTopKStats is a plain value.
-#ifndef SHEFL_COMMON_TOPK_THRESHOLD_H_
-#define SHEFL_COMMON_TOPK_THRESHOLD_H_
+#ifndef SHEFL_COMMON_SPARSE_TOPK_THRESHOLD_H_
+#define SHEFL_COMMON_SPARSE_TOPK_THRESHOLD_H_
 
 #include <algorithm>
 #include <cmath>
@@ -119,4 +119,4 @@ bool ThresholdTopK(const float* x, uint64_t d, uint64_t k, SparseDelta* out,
 
 }  // namespace shefl
 
-#endif  // SHEFL_COMMON_TOPK_THRESHOLD_H_
+#endif  // SHEFL_COMMON_SPARSE_TOPK_THRESHOLD_H_

@@ -1,8 +1,8 @@
 // Unsigned LEB128 varints: 7 value bits a byte, least significant group
 // first, high bit set on every byte but the last. Raw-pointer helpers so the
 // codec's hot loops allocate nothing and check bounds once per value.
-#ifndef SHEFL_COMMON_VARINT_H_
-#define SHEFL_COMMON_VARINT_H_
+#ifndef SHEFL_COMMON_SPARSE_VARINT_H_
+#define SHEFL_COMMON_SPARSE_VARINT_H_
 
 #include <cstdint>
 
@@ -73,4 +73,4 @@ inline VarintResult GetVarint(const uint8_t** p, const uint8_t* end,
 
 }  // namespace shefl
 
-#endif  // SHEFL_COMMON_VARINT_H_
+#endif  // SHEFL_COMMON_SPARSE_VARINT_H_

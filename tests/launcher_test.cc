@@ -29,25 +29,14 @@
 #include "cli/run_plan.h"
 #include "common/core/flags.h"
 #include "cli/supervisor.h"
+#include "tests/test_support.h"
 
 namespace fs = std::filesystem;
 using namespace shefl;
 
 namespace {
 
-// A fresh empty folder under the system temp dir, removed afterwards.
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    char tmpl[] = "/tmp/shefl_launcher_test_XXXXXX";
-    path = mkdtemp(tmpl);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
-  std::string operator/(const std::string& name) const { return (path / name).string(); }
-};
+using shefl::testing::TempDir;
 
 std::string Slurp(const std::string& path) {
   std::ifstream in(path);
@@ -377,7 +366,7 @@ TEST_CASE("endpoints.json has exactly the contract's shape and is replaced whole
     "coordinator_pid": 42})");
   CHECK(j == expected);
   int files = 0;
-  for (auto& entry : fs::directory_iterator(dir.path)) files += entry.exists();
+  for (auto& entry : fs::directory_iterator(dir.path())) files += entry.exists();
   CHECK(files == 1);  // no temp file left behind
   CHECK_FALSE(WriteJsonAtomically(dir / "missing/endpoints.json", j).ok());
 }
