@@ -91,7 +91,7 @@ TEST_CASE("a round's line waits for the items of earlier rounds too") {
         std::vector<std::string>{"busy", "idle", "round 1", "round 2"});
 }
 
-TEST_CASE("a closed round cancels its items; an ended session drops the queue") {
+TEST_CASE("a closed round cancels its items and an ended session drops the queue") {
   Events ev;
   TaskQueue q(ev.Listener());
   q.Open(3);  // the coordinator registered us in round 4
