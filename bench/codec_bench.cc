@@ -23,10 +23,10 @@
 #include <map>
 #include <string>
 
-#include "common/sparse/codec.h"
-#include "common/learn/compress.h"
-#include "common/sparse/radix_topk.h"
 #include "common/fed/schedule.h"
+#include "common/learn/compress.h"
+#include "common/sparse/codec.h"
+#include "common/sparse/radix_topk.h"
 
 namespace shefl {
 namespace {

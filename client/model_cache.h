@@ -1,5 +1,5 @@
 // The model versions a daemon's logical clients need, each fetched once
-// (DESIGN.md section 4, "Downloads"). Tasks announce what they will need
+// (docs/DESIGN.md, "Wire format and byte accounting"). Tasks announce what they will need
 // when they arrive (Expect); the first client to start on a version
 // fetches it on behalf of every client expected to need it, and the others
 // take the same weights. The coordinator books each covered client's

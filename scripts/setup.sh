@@ -24,12 +24,12 @@ PACKAGES=(
 # libFuzzer, Prometheus, compose and podman, Ansible and systemd's
 # analyzers, gnuplot (shefl report's plots), and the Python client's
 # suite (numpy, PyYAML, gRPC and protobuf for Python; mypy and typeshed's
-# stubs for its type check).
+# stubs for its type check; clang-format for the include order).
 TEST_PACKAGES=(
   catch2 libbenchmark-dev git iproute2
   python3-numpy python3-yaml python3-grpcio python3-protobuf python3-torch
   python3-pip python3-venv python3-setuptools python3-wheel mypy python3-typeshed
-  clang-14 libclang-rt-14-dev
+  clang-14 libclang-rt-14-dev clang-format
   prometheus docker-compose ansible systemd gnuplot-nox
   podman podman-compose runc debootstrap containernetworking-plugins
   golang-github-containernetworking-plugin-dnsname dnsmasq-base iptables

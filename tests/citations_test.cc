@@ -300,7 +300,7 @@ class Checker {
         !HasHeading(root_ / target, m[1].str()))
       Add(rel, n, absl::StrCat("cites a section ", target, " lacks: \"",
                                m[1].str(), "\""));
-    // "DESIGN.md section 7" named a document outside the tree by number.
+    // A section cited by its number ("section 7") that the document lacks.
     if (std::regex_search(after, m, kNumbered) &&
         !HasHeading(root_ / target, m[1].str() + ". "))
       Add(rel, n, absl::StrCat("cites a section number ", target, " lacks: ",

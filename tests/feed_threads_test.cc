@@ -43,9 +43,8 @@ int Threads(int pid) {
 class Feed final : public grpc::ClientReadReactor<v1::FeedMessage> {
  public:
   Feed(v1::Coordinator::Stub* stub, const std::string& session, int client,
-       const std::string& token, std::atomic<int>* open,
-       std::atomic<int>* tasks)
-      : open_(open), tasks_(tasks) {
+       const std::string& token, std::atomic<int>* tasks)
+      : tasks_(tasks) {
     ctx_.AddMetadata(kTokenMetadata, token);
     ctx_.AddMetadata(kSessionMetadata, session);
     req_.set_session_id(session);
@@ -55,9 +54,6 @@ class Feed final : public grpc::ClientReadReactor<v1::FeedMessage> {
     stub->async()->TaskFeed(&ctx_, &req_, this);
     StartRead(&msg_);
     StartCall();
-  }
-  void OnReadInitialMetadataDone(bool ok) override {
-    if (ok) ++*open_;
   }
   void OnReadDone(bool ok) override {
     if (!ok) return;
@@ -72,9 +68,23 @@ class Feed final : public grpc::ClientReadReactor<v1::FeedMessage> {
   grpc::ClientContext ctx_;
   v1::TaskFeedRequest req_;
   v1::FeedMessage msg_;
-  std::atomic<int>* open_;
   std::atomic<int>* tasks_;
   std::atomic<bool> done_{false};
+};
+
+// The feeds, cancelled and waited for however the test ends: a client
+// reactor must outlive its call.
+struct Feeds {
+  std::vector<std::unique_ptr<Feed>> all;
+  void CancelAll() {
+    for (auto& f : all) f->Cancel();
+    WaitUntil([&] {
+      for (auto& f : all)
+        if (!f->done()) return false;
+      return true;
+    }, 30);
+  }
+  ~Feeds() { CancelAll(); }
 };
 
 TEST_CASE("1,000 open feeds hold a handful of the coordinator's threads",
@@ -94,12 +104,26 @@ TEST_CASE("1,000 open feeds hold a handful of the coordinator's threads",
        "clients.num_clients=1000", "--set", "clients.num_hpc=500", "--set",
        "data.synthetic_train=20000", "--set", "round_deadline_s=600"},
       dir / "c.log");
+  struct Stop {  // however the test ends
+    int pid;
+    ~Stop() {
+      if (pid > 0) ::kill(pid, SIGKILL), WaitFor(pid, 10);
+    }
+  } stop{pid};
   REQUIRE(WaitUntil([&] {
     return ReadFile(dir / "c.log").find("listening on port") != std::string::npos;
   }, 60));
-  auto channel = grpc::CreateChannel("127.0.0.1:" + std::to_string(port),
-                                     grpc::InsecureChannelCredentials());
-  auto stub = v1::Coordinator::NewStub(channel);
+  // A connection carries at most 32 streams (common/net/keepalive.h), as
+  // a daemon's own does: 50 connections of 20 feeds.
+  std::vector<std::unique_ptr<v1::Coordinator::Stub>> stubs;
+  for (int c = 0; c < kDaemons / 20; ++c) {
+    grpc::ChannelArguments args;
+    args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
+    stubs.push_back(v1::Coordinator::NewStub(grpc::CreateCustomChannel(
+        "127.0.0.1:" + std::to_string(port),
+        grpc::InsecureChannelCredentials(), args)));
+  }
+  v1::Coordinator::Stub* stub = stubs[0].get();
   std::vector<std::string> sessions;
   for (int i = 0; i < kDaemons; ++i) {
     grpc::ClientContext ctx;
@@ -115,28 +139,29 @@ TEST_CASE("1,000 open feeds hold a handful of the coordinator's threads",
     sessions.push_back(reply.session_id());
   }
   const int before = Threads(pid);
-  std::atomic<int> open{0}, tasks{0};
-  std::vector<std::unique_ptr<Feed>> feeds;
+  std::atomic<int> tasks{0};
+  Feeds feeds;
   for (int i = 0; i < kDaemons; ++i)
-    feeds.push_back(std::make_unique<Feed>(stub.get(), sessions[i], i,
-                                           Token(i), &open, &tasks));
+    feeds.all.push_back(std::make_unique<Feed>(stubs[i / 20].get(),
+                                               sessions[i], i, Token(i),
+                                               &tasks));
   // Every client connected: the coordinator opens round 1 and pushes its
   // tasks (2 HPCs and 3 LPCs of the synthetic config) down their feeds.
-  REQUIRE(WaitUntil([&] { return tasks.load() >= 5; }, 60));
-  CHECK(open.load() == kDaemons);
+  const bool pushed = WaitUntil([&] { return tasks.load() >= 5; }, 60);
+  const std::string log = ReadFile(dir / "c.log");
+  INFO(tasks.load() << " tasks; the coordinator's log:\n" << log);
+  REQUIRE(pushed);
+  // The round opened only once all 1,000 clients were connected.
+  CHECK(log.find("round 1 open") != std::string::npos);
   const int after = Threads(pid);
   WARN("coordinator threads: " << before << " with 1,000 daemons registered, "
        << after << " with their 1,000 feeds open");
   CHECK(after - before <= 8);
   CHECK(ReadFile(dir / "c.log").find("feed closed") == std::string::npos);
-  for (auto& f : feeds) f->Cancel();
-  REQUIRE(WaitUntil([&] {
-    for (auto& f : feeds)
-      if (!f->done()) return false;
-    return true;
-  }, 30));
+  feeds.CancelAll();
   ::kill(pid, SIGTERM);
-  WaitFor(pid, 60);
+  CHECK(WaitFor(pid, 60) == 0);
+  stop.pid = 0;
 }
 
 }  // namespace

@@ -9,6 +9,7 @@
 #include <catch2/catch.hpp>
 
 #include <arpa/inet.h>
+#include <grpcpp/grpcpp.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -20,8 +21,6 @@
 #include <memory>
 #include <string>
 #include <vector>
-
-#include <grpcpp/grpcpp.h>
 
 #include "common/core/resources.h"
 #include "common/net/call_metadata.h"

@@ -34,7 +34,7 @@ struct Events {
   }
 };
 
-// "client/model" of the next item.
+// The next item, named by its client id and model id ("3/1").
 std::string TakeName(TaskQueue& q, std::vector<WorkItem>* taken) {
   std::optional<WorkItem> w = q.Take();
   REQUIRE(w.has_value());

@@ -1,7 +1,7 @@
 """Decoding the sparse-delta wire format (codec.py has the layout): untrusted
 bytes to (indices, values), each form accepted only in its canonical
 bytes, everything else refused with the C++ decoder's own message
-(common/sparse/codec.cc). Pure functions; thread-safe."""
+(common/sparse/codec_decode.cc). Pure functions; thread-safe."""
 from __future__ import annotations
 
 from typing import Optional

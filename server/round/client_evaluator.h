@@ -5,7 +5,7 @@
 // Why on the coordinator: the partition (and the held-out split of
 // common/fed/client_metrics.h) is a pure function of the seed, so the
 // coordinator, which can load the same training split, rebuilds every
-// client's shard exactly as its daemon does (docs/DESIGN.md, data and models). No
+// client's shard exactly as its daemon does (docs/DESIGN.md, "Data and models"). No
 // sample, index list or loss crosses the wire and the protocol is
 // unchanged; the daemons still never train on the held-out part. The cost
 // is one forward pass of the M members over the training set per

@@ -2,7 +2,8 @@
 // original fields (ensemble_accuracy ... member_variance, which
 // Coordinator::AddEvaluation writes): the Fed-ensemble paper's uncertainty figures, and the
 // client-level and personalised figures when the config asks for them.
-// Field and metric names are listed in README.md ("Results", "Metrics").
+// Field and metric names are listed in docs/RUNNING.md ("Results",
+// "Metrics").
 #ifndef SHEFL_SERVER_ROUND_EVAL_REPORT_H_
 #define SHEFL_SERVER_ROUND_EVAL_REPORT_H_
 

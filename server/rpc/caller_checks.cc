@@ -9,7 +9,7 @@
 namespace shefl {
 
 // A session id is a bearer credential only in the hands of the identity
-// that registered it (docs/DESIGN.md, trust): under mutual TLS a peer with
+// that registered it (docs/DESIGN.md, "Trust and faults"): under mutual TLS a peer with
 // another certificate that learned the id (a log, a copied file) is
 // refused, as a session naming a client it does not host is. Without
 // mutual TLS every peer is the same identity and this admits it.

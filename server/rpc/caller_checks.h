@@ -1,5 +1,5 @@
 // The checks every coordinator RPC makes of its caller before it does any
-// work (docs/DESIGN.md, trust: identity): plain functions of the session,
+// work (docs/DESIGN.md, "Trust and faults"): plain functions of the session,
 // the peer's identity and the round, so tests hold them without gRPC.
 // Pure functions; thread-safe as far as the session and round they read.
 #ifndef SHEFL_SERVER_RPC_CALLER_CHECKS_H_

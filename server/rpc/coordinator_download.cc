@@ -1,6 +1,6 @@
 // The coordinator's DownloadModel: a served model version in 1 MiB chunks,
 // booked once on the wire and once per logical client it serves
-// (docs/DESIGN.md, byte accounting: downloads).
+// (docs/DESIGN.md, "Wire format and byte accounting").
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"

@@ -1,4 +1,4 @@
-// The coordinator's Prometheus metrics (names fixed by docs/DESIGN.md, the contract).
+// The coordinator's Prometheus metrics (names fixed by docs/DESIGN.md, "The contract").
 // Thread-safe: prometheus-cpp's metrics are.
 #ifndef SHEFL_SERVER_RUN_COORDINATOR_METRICS_H_
 #define SHEFL_SERVER_RUN_COORDINATOR_METRICS_H_

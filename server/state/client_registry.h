@@ -1,6 +1,6 @@
 // The daemons that registered and the logical clients each one hosts.
 //
-// Identity (docs/DESIGN.md, trust): a daemon is its TLS client certificate
+// Identity (docs/DESIGN.md, "Trust and faults"): a daemon is its TLS client certificate
 // (mutual TLS) or, without one, the deployment's token; the service passes
 // it in. A name is re-registered only by the identity that first held it
 // (after a reconnect or a restart: its old session is replaced and its old

@@ -1,6 +1,6 @@
 // One daemon's TaskFeed: the messages waiting for its stream, and the
 // stream that writes them (a FeedSink: the TaskFeed reactor,
-// server/rpc/task_feed_reactor.h). A message is handed to the sink the
+// server/rpc/task_feed.cc). A message is handed to the sink the
 // moment it is pushed when the sink is not already writing one, and the
 // next one when that write completes: nothing polls, and no thread waits
 // on an idle feed. The queue decides, under its one mutex, when a sink's
