@@ -15,14 +15,13 @@
 // (1400, 55,210) is a round of 1,000 clients of the mlp (100
 // HPCs x 5 models + 900 LPCs).
 #include <benchmark/benchmark.h>
-
 #include <time.h>
 
 #include <algorithm>
 #include <random>
 
-#include "common/fed/aggregate.h"
 #include "common/core/rng.h"
+#include "common/fed/aggregate.h"
 
 namespace shefl {
 namespace {

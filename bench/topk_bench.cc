@@ -18,9 +18,9 @@
 #include <string>
 #include <vector>
 
+#include "common/fed/schedule.h"
 #include "common/learn/compress.h"
 #include "common/sparse/radix_topk.h"
-#include "common/fed/schedule.h"
 
 namespace shefl {
 namespace {

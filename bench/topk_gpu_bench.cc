@@ -27,9 +27,9 @@
 #include <string>
 #include <vector>
 
+#include "common/fed/schedule.h"
 #include "common/learn/compress.h"
 #include "common/sparse/radix_topk.h"
-#include "common/fed/schedule.h"
 #include "common/sparse/topk_threshold.h"
 
 #ifdef SHEFL_WITH_CUDA

@@ -7,7 +7,6 @@
 #include <ATen/Parallel.h>
 #include <ATen/ops/randint.h>
 #include <ATen/ops/randn.h>
-
 #include <time.h>
 
 #include <algorithm>

@@ -11,8 +11,8 @@
 #include <sstream>
 
 #include "absl/strings/str_cat.h"
-#include "absl/time/clock.h"
 #include "absl/strings/str_format.h"
+#include "absl/time/clock.h"
 #include "cli/progress.h"
 
 namespace shefl {

@@ -7,10 +7,11 @@
 #ifndef SHEFL_CLI_RESTARTER_H_
 #define SHEFL_CLI_RESTARTER_H_
 
+#include <sys/types.h>
+
 #include <functional>
 #include <map>
 #include <string>
-#include <sys/types.h>
 
 #include "absl/time/time.h"
 #include "cli/run_plan.h"

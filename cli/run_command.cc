@@ -15,15 +15,15 @@
 #include "absl/strings/str_join.h"
 #include "cli/endpoints.h"
 #include "cli/launch_record.h"
-#include "cli/ports.h"
 #include "cli/live_status.h"
+#include "cli/ports.h"
 #include "cli/progress.h"
 #include "cli/restarter.h"
 #include "cli/run_plan.h"
 #include "cli/supervisor.h"
-#include "common/net/certs.h"
 #include "common/core/config.h"
 #include "common/fed/config_load.h"
+#include "common/net/certs.h"
 
 namespace shefl {
 namespace {

@@ -1,9 +1,9 @@
 #include "client/adversary.h"
 
+#include <ATen/Functions.h>
+
 #include <cmath>
 #include <numeric>
-
-#include <ATen/Functions.h>
 
 #include "absl/strings/str_cat.h"
 

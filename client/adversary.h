@@ -15,11 +15,11 @@
 #ifndef SHEFL_CLIENT_ADVERSARY_H_
 #define SHEFL_CLIENT_ADVERSARY_H_
 
+#include <ATen/core/Tensor.h>
+
 #include <cstdint>
 #include <string>
 #include <vector>
-
-#include <ATen/core/Tensor.h>
 
 #include "absl/status/statusor.h"
 

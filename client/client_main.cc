@@ -7,8 +7,8 @@
 
 #include <atomic>
 
-#include "client/daemon.h"
 #include "absl/strings/numbers.h"
+#include "client/daemon.h"
 #include "common/core/flags.h"
 
 namespace {

@@ -17,14 +17,14 @@
 #ifndef SHEFL_CLIENT_DAEMON_H_
 #define SHEFL_CLIENT_DAEMON_H_
 
+#include <grpcpp/security/credentials.h>
+#include <grpcpp/support/channel_arguments.h>
+
 #include <atomic>
 #include <memory>
 #include <optional>
 #include <string>
 #include <vector>
-
-#include <grpcpp/security/credentials.h>
-#include <grpcpp/support/channel_arguments.h>
 
 #include "absl/status/statusor.h"
 #include "client/adversary.h"

@@ -7,14 +7,14 @@
 #ifndef SHEFL_CLIENT_DAEMON_METRICS_H_
 #define SHEFL_CLIENT_DAEMON_METRICS_H_
 
-#include <atomic>
-#include <memory>
-#include <string>
-
 #include <prometheus/counter.h>
 #include <prometheus/gauge.h>
 #include <prometheus/histogram.h>
 #include <prometheus/registry.h>
+
+#include <atomic>
+#include <memory>
+#include <string>
 
 namespace shefl {
 

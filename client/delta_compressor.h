@@ -9,16 +9,16 @@
 #ifndef SHEFL_CLIENT_DELTA_COMPRESSOR_H_
 #define SHEFL_CLIENT_DELTA_COMPRESSOR_H_
 
-#include <memory>
-#include <string>
-
 #include <ATen/core/Tensor.h>
 #include <c10/core/Device.h>
 
+#include <memory>
+#include <string>
+
 #include "absl/status/statusor.h"
 #include "client/residual_book.h"
-#include "common/sparse/codec.h"
 #include "common/learn/compress.h"
+#include "common/sparse/codec.h"
 
 namespace shefl {
 

@@ -4,16 +4,15 @@
 
 #include <algorithm>
 #include <chrono>
+#include <set>
 
 #include "absl/strings/str_cat.h"
-#include "common/fed/client_metrics.h"
 #include "common/data/data.h"
+#include "common/fed/client_metrics.h"
 #include "common/fed/fens_split.h"
-#include "common/learn/flat_state.h"
 #include "common/fed/partition.h"
+#include "common/learn/flat_state.h"
 #include "common/learn/train.h"
-
-#include <set>
 
 namespace shefl {
 

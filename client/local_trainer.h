@@ -9,13 +9,13 @@
 #ifndef SHEFL_CLIENT_LOCAL_TRAINER_H_
 #define SHEFL_CLIENT_LOCAL_TRAINER_H_
 
+#include <c10/core/Device.h>
+
 #include <map>
 #include <memory>
 #include <optional>
 #include <string>
 #include <vector>
-
-#include <c10/core/Device.h>
 
 #include "absl/status/statusor.h"
 #include "client/adversary.h"

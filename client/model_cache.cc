@@ -1,4 +1,5 @@
 #include "client/model_cache.h"
+
 #include "common/core/mutex.h"
 
 namespace shefl {

@@ -1,10 +1,9 @@
 #include "client/residual_book.h"
 
+#include <ATen/ATen.h>
 #include <dirent.h>
 #include <sys/stat.h>
 #include <unistd.h>
-
-#include <ATen/ATen.h>
 
 #include <cerrno>
 #include <cstdio>

@@ -21,14 +21,14 @@
 #ifndef SHEFL_CLIENT_RESIDUAL_BOOK_H_
 #define SHEFL_CLIENT_RESIDUAL_BOOK_H_
 
+#include <ATen/core/Tensor.h>
+
 #include <cstdint>
 #include <map>
-#include <set>
 #include <mutex>
+#include <set>
 #include <string>
 #include <utility>
-
-#include <ATen/core/Tensor.h>
 
 #include "absl/status/status.h"
 #include "common/core/mutex.h"

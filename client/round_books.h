@@ -9,12 +9,12 @@
 #ifndef SHEFL_CLIENT_ROUND_BOOKS_H_
 #define SHEFL_CLIENT_ROUND_BOOKS_H_
 
+#include <prometheus/counter.h>
+#include <prometheus/family.h>
+
 #include <cstdint>
 #include <map>
 #include <string>
-
-#include <prometheus/counter.h>
-#include <prometheus/family.h>
 
 #include "common/core/mutex.h"
 #include "common/net/accounting.h"

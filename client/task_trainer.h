@@ -20,12 +20,12 @@
 #ifndef SHEFL_CLIENT_TASK_TRAINER_H_
 #define SHEFL_CLIENT_TASK_TRAINER_H_
 
+#include <prometheus/gauge.h>
+#include <prometheus/histogram.h>
+
 #include <memory>
 #include <optional>
 #include <string>
-
-#include <prometheus/gauge.h>
-#include <prometheus/histogram.h>
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"

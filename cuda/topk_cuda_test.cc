@@ -2,17 +2,17 @@
 // tensor) against the exact CPU path, on the cases of
 // tests/topk_threshold_test.cc. Built and registered only with a CUDA
 // LibTorch (cuda/CMakeLists.txt), so CPU CI registers no skipped test.
-#include <ATen/ATen.h>
-
 #include <catch2/catch.hpp>
+
+#include <ATen/ATen.h>
 
 #include <cmath>
 #include <cstring>
 #include <string>
 #include <vector>
 
-#include "common/learn/compress.h"
 #include "common/fed/schedule.h"
+#include "common/learn/compress.h"
 #include "common/sparse/topk_threshold.h"
 
 namespace shefl {

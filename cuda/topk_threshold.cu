@@ -1,14 +1,13 @@
 // The CUDA sample-threshold top-k: the kernels behind
 // cuda/topk_threshold_kernels.h, step for step the CPU reference of
 // common/sparse/topk_threshold.cc (which the parity tests hold to the exact TopK).
-#include "cuda/topk_threshold_kernels.h"
-
 #include <cub/block/block_scan.cuh>
 #include <cub/device/device_radix_sort.cuh>
 
 #include <algorithm>
 
 #include "common/sparse/topk_threshold.h"
+#include "cuda/topk_threshold_kernels.h"
 
 namespace shefl {
 namespace cuda {

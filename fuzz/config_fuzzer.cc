@@ -13,9 +13,9 @@
 
 #include "absl/strings/str_split.h"
 #include "common/core/config.h"
-#include "fuzz/fuzz_check.h"
 #include "common/fed/config_load.h"
 #include "common/fed/methods/registry.h"
+#include "fuzz/fuzz_check.h"
 
 namespace shefl {
 namespace {

@@ -8,12 +8,12 @@
 // where the input does or a frame does not parse. The outcome is checked
 // against the stream's rules stated once more here, from the other side:
 // what a peer may send.
+#include <google/protobuf/stubs/logging.h>
+
 #include <cstddef>
 #include <cstdint>
 #include <string>
 #include <vector>
-
-#include <google/protobuf/stubs/logging.h>
 
 #include "fuzz/fuzz_check.h"
 #include "server/state/round_state.h"

@@ -4,6 +4,8 @@
 // name), train.hpc_local_epochs reaches the HPCs of every method, and a
 // trailing batch of one sample is trained on. LibTorch's headers and the
 // harness come before Catch (see the harness).
+#include <catch2/catch.hpp>
+
 #include <ATen/Functions.h>
 
 #include <map>
@@ -13,14 +15,12 @@
 #include <vector>
 
 #include "common/core/config.h"
+#include "common/fed/config_load.h"
+#include "common/fed/schedule.h"
 #include "common/learn/flat_state.h"
 #include "common/learn/models.h"
-#include "common/fed/schedule.h"
 #include "common/learn/train.h"
 #include "tests/coordinator_harness.h"
-#include "common/fed/config_load.h"
-
-#include <catch2/catch.hpp>
 
 namespace shefl {
 namespace {

@@ -3,28 +3,27 @@
 // coordinator and two daemons (one declaring --capacity), checked against the
 // allocation and rotation computed here from the same partition; the
 // label-count bytes are the same on the daemon's books and the coordinator's.
+#include <catch2/catch.hpp>
+
 #include <ATen/Functions.h>
 #include <signal.h>
 
 #include <algorithm>
 #include <filesystem>
-
 #include <map>
 #include <string>
 #include <vector>
 
-#include "common/fed/capacity.h"
 #include "common/core/config.h"
 #include "common/data/data.h"
+#include "common/fed/capacity.h"
+#include "common/fed/config_load.h"
 #include "common/fed/hasa.h"
-#include "common/net/label_counts.h"
 #include "common/fed/partition.h"
 #include "common/fed/schedule.h"
+#include "common/net/label_counts.h"
 #include "shefl.pb.h"
 #include "tests/test_support.h"
-#include "common/fed/config_load.h"
-
-#include <catch2/catch.hpp>
 
 namespace shefl {
 namespace {

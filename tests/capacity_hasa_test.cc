@@ -5,22 +5,22 @@
 // and the caps, each against numbers worked out by hand.
 #include <catch2/catch.hpp>
 
-#include <cmath>
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <random>
 #include <set>
 #include <string>
 #include <vector>
 
+#include "common/core/config.h"
+#include "common/core/rng.h"
 #include "common/fed/aggregate.h"
 #include "common/fed/capacity.h"
-#include "common/core/config.h"
-#include "common/fed/hasa.h"
-#include "common/net/label_counts.h"
-#include "common/core/rng.h"
-#include "common/fed/schedule.h"
 #include "common/fed/config_load.h"
+#include "common/fed/hasa.h"
+#include "common/fed/schedule.h"
+#include "common/net/label_counts.h"
 
 namespace shefl {
 namespace {

@@ -2,6 +2,10 @@
 // the chain, the names, the key usages, the algorithms, the validity, the
 // key modes and the token; and MakeDevPki's options that tls_test uses to
 // make certificates a handshake must refuse (expired, foreign CA).
+#include "common/net/certs.h"
+
+#include <catch2/catch.hpp>
+
 #include <openssl/bn.h>
 #include <openssl/err.h>
 #include <openssl/evp.h>
@@ -19,10 +23,7 @@
 #include <string>
 #include <vector>
 
-#include "common/net/certs.h"
 #include "tests/test_support.h"
-
-#include <catch2/catch.hpp>
 
 namespace shefl {
 namespace {

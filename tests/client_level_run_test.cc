@@ -5,6 +5,8 @@
 // run's own final models (its checkpoint) and the seed's partition, and
 // the daemons must train on the clients' training parts only.
 // LibTorch's headers come before Catch (see tests/coordinator_harness.h).
+#include <catch2/catch.hpp>
+
 #include <ATen/ATen.h>
 #include <c10/core/GradMode.h>
 
@@ -16,17 +18,15 @@
 #include <vector>
 
 #include "client/local_trainer.h"
-#include "common/fed/client_metrics.h"
 #include "common/core/config.h"
 #include "common/data/data.h"
+#include "common/fed/client_metrics.h"
+#include "common/fed/config_load.h"
+#include "common/fed/partition.h"
 #include "common/learn/flat_state.h"
 #include "common/learn/models.h"
-#include "common/fed/partition.h"
 #include "server/run/model_store.h"
 #include "tests/test_support.h"
-#include "common/fed/config_load.h"
-
-#include <catch2/catch.hpp>
 
 namespace shefl {
 namespace {

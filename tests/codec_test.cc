@@ -1,9 +1,9 @@
 #include "common/sparse/codec.h"
 
+#include <catch2/catch.hpp>
+
 #include <c10/util/BFloat16.h>
 #include <c10/util/Half.h>
-
-#include <catch2/catch.hpp>
 
 #include <algorithm>
 #include <cfloat>

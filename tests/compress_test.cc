@@ -1,9 +1,8 @@
 #include "common/learn/compress.h"
-#include "common/fed/schedule.h"
-
-#include <ATen/ATen.h>
 
 #include <catch2/catch.hpp>
+
+#include <ATen/ATen.h>
 
 #include <algorithm>
 #include <cmath>
@@ -11,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "common/fed/schedule.h"
 #include "common/sparse/codec.h"
 
 namespace shefl {

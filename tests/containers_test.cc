@@ -9,10 +9,10 @@
 // (containers, network, volumes, its image) goes on every exit path; the
 // base, Prometheus and Grafana stand-in images of deploy/containers/ setup.sh
 // stay for the next run. Needs root (rootful podman), as CI has.
+#include <catch2/catch.hpp>
+
 #include <signal.h>
 #include <unistd.h>
-
-#include <catch2/catch.hpp>
 
 #include <chrono>
 #include <cstdio>

@@ -11,6 +11,8 @@
 #error "include tests/coordinator_harness.h before <catch2/catch.hpp>"
 #endif
 
+#include <catch2/catch.hpp>
+
 #include <grpcpp/create_channel.h>
 
 #include <cmath>
@@ -21,15 +23,13 @@
 #include <utility>
 #include <vector>
 
-#include "common/sparse/codec.h"
 #include "common/fed/schedule.h"
-#include "common/net/wire.h"
 #include "common/net/call_metadata.h"
+#include "common/net/wire.h"
+#include "common/sparse/codec.h"
 #include "server/coordinator.h"
 #include "shefl.grpc.pb.h"
 #include "tests/test_support.h"
-
-#include <catch2/catch.hpp>
 
 namespace shefl {
 

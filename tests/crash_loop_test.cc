@@ -5,10 +5,10 @@
 // and reconnect. The round never goes back, and the final models are the
 // bytes an uninterrupted run reaches: no accepted update lost or applied
 // twice, and no error-feedback residual counted twice.
+#include <catch2/catch.hpp>
+
 #include <signal.h>
 #include <stdlib.h>
-
-#include <catch2/catch.hpp>
 
 #include <algorithm>
 #include <cstdio>

@@ -6,9 +6,9 @@
 // return at least one series. Beside it, what makes the file importable
 // into any Grafana and its panels honest: no datasource uid of ours, units
 // that fit the metrics, windows that hold minute-long rounds.
-#include <signal.h>
-
 #include <catch2/catch.hpp>
+
+#include <signal.h>
 
 #include <filesystem>
 #include <regex>

@@ -1,6 +1,7 @@
 #include "common/data/data.h"
 
 #include <catch2/catch.hpp>
+
 #include <unistd.h>
 #include <zlib.h>
 

@@ -3,9 +3,9 @@
 // the next round's top-k, and fp16 rounding is folded into the residual.
 #include "client/delta_compressor.h"
 
-#include <ATen/ATen.h>
-
 #include <catch2/catch.hpp>
+
+#include <ATen/ATen.h>
 
 #include <algorithm>
 #include <filesystem>

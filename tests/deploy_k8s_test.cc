@@ -5,17 +5,17 @@
 // daemons dial the coordinator's Service, every flag is one the binaries
 // document, the experiment ConfigMap is a config shefl accepts, and the
 // CPU overlay drops the GPU request.
-#include <yaml-cpp/yaml.h>
-
 #include <catch2/catch.hpp>
+
+#include <yaml-cpp/yaml.h>
 
 #include <map>
 #include <regex>
 #include <set>
 
 #include "common/core/config.h"
-#include "tests/test_support.h"
 #include "common/fed/config_load.h"
+#include "tests/test_support.h"
 
 namespace shefl {
 namespace {

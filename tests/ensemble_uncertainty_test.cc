@@ -4,6 +4,8 @@
 // computations; and the pieces of client-level evaluation (003 Eq. 5-7): the
 // held-out split and the mean / worst / p10 summary. Fast: no processes,
 // small tensors.
+#include <catch2/catch.hpp>
+
 #include <ATen/Functions.h>
 
 #include <algorithm>
@@ -13,12 +15,10 @@
 #include <set>
 #include <vector>
 
-#include "common/fed/client_metrics.h"
 #include "common/core/config.h"
-#include "common/learn/evaluate.h"
+#include "common/fed/client_metrics.h"
 #include "common/fed/config_load.h"
-
-#include <catch2/catch.hpp>
+#include "common/learn/evaluate.h"
 
 namespace shefl {
 namespace {

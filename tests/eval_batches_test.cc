@@ -3,6 +3,8 @@
 // and an ensemble's figures the same bit for bit on any number of threads.
 #include "common/learn/eval_batches.h"
 
+#include <catch2/catch.hpp>
+
 #include <ATen/Functions.h>
 #include <c10/core/GradMode.h>
 #include <sys/resource.h>
@@ -13,9 +15,8 @@
 #include <chrono>
 #include <mutex>
 #include <set>
-#include <thread>
-#include <catch2/catch.hpp>
 #include <stdexcept>
+#include <thread>
 
 #include "common/learn/evaluate.h"
 #include "common/learn/models.h"

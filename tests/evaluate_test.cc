@@ -1,10 +1,11 @@
 // Ensemble metrics against hand-computed values, and personalised weights.
 #include "common/learn/evaluate.h"
 
+#include <catch2/catch.hpp>
+
 #include <ATen/Context.h>
 #include <ATen/Functions.h>
 
-#include <catch2/catch.hpp>
 #include <cmath>
 #include <limits>
 #include <numeric>

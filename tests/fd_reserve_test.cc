@@ -4,12 +4,12 @@
 // limit, so the test's own process keeps its descriptors.
 #include "common/core/fd_reserve.h"
 
+#include <catch2/catch.hpp>
+
 #include <fcntl.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
-
-#include <catch2/catch.hpp>
 
 #include <cerrno>
 #include <functional>

@@ -3,6 +3,8 @@
 // keeps the client models as the ensemble and fits its aggregator on a
 // proxy split it holds back from the partition; the aggregator's size is
 // booked. LibTorch's headers and the harness come before Catch.
+#include <catch2/catch.hpp>
+
 #include <ATen/ATen.h>
 
 #include <algorithm>
@@ -14,22 +16,20 @@
 #include <string>
 #include <vector>
 
-#include "common/fed/client_metrics.h"
-#include "common/sparse/codec.h"
-#include "common/data/data.h"
-#include "common/learn/flat_state.h"
-#include "common/learn/models.h"
 #include "common/core/config.h"
-#include "common/learn/fens_aggregators.h"
+#include "common/data/data.h"
+#include "common/fed/client_metrics.h"
+#include "common/fed/config_load.h"
 #include "common/fed/fens_split.h"
 #include "common/fed/partition.h"
+#include "common/learn/fens_aggregators.h"
+#include "common/learn/flat_state.h"
+#include "common/learn/models.h"
 #include "common/net/wire.h"
+#include "common/sparse/codec.h"
 #include "server/round/fens_round.h"
 #include "server/run/model_store.h"
 #include "tests/coordinator_harness.h"
-#include "common/fed/config_load.h"
-
-#include <catch2/catch.hpp>
 
 namespace shefl {
 namespace {

@@ -12,11 +12,11 @@
 // on every exit path; the images of deploy/containers/setup.sh stay.
 // Containers rather than network namespaces: each host needs its own PID 1
 // systemd, /etc and package database, as a lab machine has.
+#include <catch2/catch.hpp>
+
 #include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
-
-#include <catch2/catch.hpp>
 
 #include <chrono>
 #include <cstdio>

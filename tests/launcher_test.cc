@@ -1,6 +1,8 @@
 // Tests of the `shefl` launcher: pure planning and parsing, sockets on
 // 127.0.0.1, real child processes (/bin/sh), and whole `shefl run`s against
 // stand-in children (shefl_fake_child).
+#include <catch2/catch.hpp>
+
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <signal.h>
@@ -9,7 +11,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <catch2/catch.hpp>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -27,8 +28,8 @@
 #include "cli/progress.h"
 #include "cli/report.h"
 #include "cli/run_plan.h"
-#include "common/core/flags.h"
 #include "cli/supervisor.h"
+#include "common/core/flags.h"
 #include "tests/test_support.h"
 
 namespace fs = std::filesystem;

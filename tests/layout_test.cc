@@ -2,11 +2,11 @@
 // strides change, the values, the flat order and the outputs do not.
 #include "common/learn/layout.h"
 
+#include <catch2/catch.hpp>
+
 #include <ATen/Functions.h>
 #include <c10/core/GradMode.h>
 #include <torch/nn/modules/conv.h>
-
-#include <catch2/catch.hpp>
 
 #include "common/learn/flat_state.h"
 #include "common/learn/models.h"

@@ -4,9 +4,9 @@
 // launcher restarts it, it registers again under its certificate, takes
 // back its clients and the open round's tasks, and the run finishes with
 // every round recorded.
-#include <signal.h>
-
 #include <catch2/catch.hpp>
+
+#include <signal.h>
 
 #include <string>
 

@@ -3,9 +3,9 @@
 // planned rounds), not zeros: a dashboard keeps its lines and the
 // accuracy-dropped alert does not fire after each restart. A finished run
 // says so on /metrics (shefl_run_finished), which the alerts read.
-#include <signal.h>
-
 #include <catch2/catch.hpp>
+
+#include <signal.h>
 
 #include <chrono>
 #include <cmath>

@@ -2,8 +2,8 @@
 
 #include <catch2/catch.hpp>
 
-#include <filesystem>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 
 #include "tests/test_support.h"

@@ -1,15 +1,15 @@
 // The model registry, the flat state layout and device parsing.
 #include "common/learn/models.h"
 
+#include <catch2/catch.hpp>
+
 #include <ATen/Functions.h>
 #include <ATen/Parallel.h>
 #include <c10/core/GradMode.h>
 
-#include <catch2/catch.hpp>
-
+#include "common/core/model_catalog.h"
 #include "common/learn/device.h"
 #include "common/learn/flat_state.h"
-#include "common/core/model_catalog.h"
 
 namespace shefl {
 namespace {

@@ -1,8 +1,8 @@
 // Faults between real processes: daemons that come up before the
 // coordinator, and a daemon killed mid-run and started again.
-#include <signal.h>
-
 #include <catch2/catch.hpp>
+
+#include <signal.h>
 
 #include <algorithm>
 #include <chrono>

@@ -5,9 +5,9 @@
 // share, so the resumed run reaches the uninterrupted run's models. (In
 // plaintext: under mutual TLS each daemon's certificate owns its clients,
 // and another packing would be refused by design.)
-#include <signal.h>
-
 #include <catch2/catch.hpp>
+
+#include <signal.h>
 
 #include <filesystem>
 #include <string>

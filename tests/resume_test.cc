@@ -1,11 +1,11 @@
 // kill -9 of the coordinator mid-run, then `shefl run --resume`: the run
 // ends with the same models as one that was never interrupted.
-#include <signal.h>
-
 #include <catch2/catch.hpp>
 
-#include <chrono>
+#include <signal.h>
+
 #include <algorithm>
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <sstream>

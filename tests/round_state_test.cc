@@ -1,13 +1,13 @@
 // RoundState's completion rule: a pair counts only once its handler booked
 // the reply, so rounds.jsonl never misses a reply that lands after the
 // round's line was written (seen as a flake of runtime_test under load).
-#include <atomic>
-#include <chrono>
-#include <thread>
-
 #include "server/state/round_state.h"
 
 #include <catch2/catch.hpp>
+
+#include <atomic>
+#include <chrono>
+#include <thread>
 
 namespace shefl {
 namespace {

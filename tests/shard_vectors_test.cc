@@ -9,11 +9,9 @@
 // with SHEFL_WRITE_SHARD_VECTORS=1 to rewrite it after a deliberate change.
 // LibTorch's headers before Catch's: glog's CHECK must not replace Catch's
 // (test_inventory_test).
-#include <ATen/ATen.h>
-
-#include "common/data/data.h"
-
 #include <catch2/catch.hpp>
+
+#include <ATen/ATen.h>
 
 #include <cstdlib>
 #include <string>
@@ -22,6 +20,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/core/rng.h"
+#include "common/data/data.h"
 #include "common/fed/client_metrics.h"
 #include "common/fed/partition.h"
 #include "tests/test_support.h"

@@ -14,16 +14,17 @@
 // far below what one step moves them (checked: lr * gradient is 1e-3 or
 // more of the scale), so a wrong gradient or a wrong batch would fail.
 #include "common/learn/stacked_members.h"
-#include "common/learn/stacked_train.h"
+
+#include <catch2/catch.hpp>
 
 #include <ATen/Context.h>
 #include <ATen/Functions.h>
 #include <c10/core/GradMode.h>
 
-#include <catch2/catch.hpp>
 #include <numeric>
 
 #include "common/learn/flat_state.h"
+#include "common/learn/stacked_train.h"
 #include "common/learn/train.h"
 
 namespace shefl {

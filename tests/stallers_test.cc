@@ -3,8 +3,6 @@
 // (shefl-client --adversary stall): its clients are benched after
 // clients.staller_strikes deadline rounds, and the rounds that follow no
 // longer wait for the deadline.
-#include "server/state/staller_book.h"
-
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -12,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "server/state/staller_book.h"
 #include "tests/test_support.h"
 
 namespace shefl {

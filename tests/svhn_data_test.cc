@@ -3,13 +3,8 @@
 // [32,32,3,N] column-major and y [N,1] of 1..10, plain and inside
 // miCOMPRESSED zlib streams) and reads them back through LoadDataset.
 // LibTorch's headers (glog's CHECK) before Catch2's, which then wins.
-#include "common/core/config.h"
-#include "common/data/data.h"
-#include "common/data/data_svhn.h"
-#include "common/fed/config_load.h"
-#include "tests/test_support.h"
-
 #include <catch2/catch.hpp>
+
 #include <unistd.h>
 #include <zlib.h>
 
@@ -20,6 +15,11 @@
 #include <string>
 #include <vector>
 
+#include "common/core/config.h"
+#include "common/data/data.h"
+#include "common/data/data_svhn.h"
+#include "common/fed/config_load.h"
+#include "tests/test_support.h"
 
 namespace shefl {
 namespace {

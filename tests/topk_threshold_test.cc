@@ -4,17 +4,17 @@
 // saw.
 #include "common/sparse/topk_threshold.h"
 
-#include <ATen/ATen.h>
-
 #include <catch2/catch.hpp>
+
+#include <ATen/ATen.h>
 
 #include <cmath>
 #include <cstring>
 #include <string>
 #include <vector>
 
-#include "common/learn/compress.h"
 #include "common/fed/schedule.h"
+#include "common/learn/compress.h"
 
 namespace shefl {
 namespace {

@@ -1,18 +1,19 @@
 // Local training: the loss goes down, FedProx pulls towards the global
 // model, and one seed gives bit-identical weights.
 #include "common/learn/train.h"
-#include "common/learn/train_internal.h"
+
+#include <catch2/catch.hpp>
 
 #include <ATen/Context.h>
 #include <ATen/Functions.h>
 #include <c10/core/GradMode.h>
 #include <torch/optim/optimizer.h>
 
-#include <catch2/catch.hpp>
 #include <cmath>
 #include <numeric>
 
 #include "common/learn/flat_state.h"
+#include "common/learn/train_internal.h"
 
 namespace shefl {
 namespace {

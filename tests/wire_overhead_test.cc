@@ -7,9 +7,9 @@
 // rounds.jsonl value for value; a daemon's /metrics must agree with the
 // coordinator's books and its own daemons/<name>.jsonl wherever a scrape
 // can be placed without a race.
-#include <signal.h>
-
 #include <catch2/catch.hpp>
+
+#include <signal.h>
 
 #include <algorithm>
 #include <filesystem>

@@ -3,8 +3,9 @@
 #ifndef SHEFL_COMMON_CORE_DURABLE_FILE_H_
 #define SHEFL_COMMON_CORE_DURABLE_FILE_H_
 
-#include <string>
 #include <sys/types.h>
+
+#include <string>
 
 #include "absl/status/status.h"
 

@@ -2,8 +2,8 @@
 
 #include <algorithm>
 #include <csignal>
-#include <optional>
 #include <cstdio>
+#include <optional>
 #include <vector>
 
 #include "absl/strings/numbers.h"

@@ -1,11 +1,12 @@
 #include "common/core/log.h"
-#include "common/core/mutex.h"
 
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <ctime>
 #include <mutex>
+
+#include "common/core/mutex.h"
 
 namespace shefl {
 

@@ -6,8 +6,6 @@
 
 #include <fstream>
 
-#include <sys/resource.h>
-
 namespace shefl {
 
 uint64_t RaiseFileLimit() {

@@ -3,14 +3,13 @@
 // data_cifar.cc, data_svhn.cc, data_text.cc and data_synthetic.cc.
 #include "common/data/data.h"
 
+#include <ATen/ops/empty.h>
 #include <zlib.h>
 
 #include <cerrno>
 #include <cstring>
 #include <exception>
 #include <filesystem>
-
-#include <ATen/ops/empty.h>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"

@@ -1,10 +1,10 @@
 // CIFAR-10 / CIFAR-100 binary version: fixed-size records of label
 // byte(s) followed by 3072 pixel bytes, the R, G and B planes of a 32x32
 // image in row-major order -- already the [3,32,32] layout of the tensor.
+#include <ATen/ops/empty.h>
+
 #include <exception>
 #include <string>
-
-#include <ATen/ops/empty.h>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"

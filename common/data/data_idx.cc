@@ -1,10 +1,10 @@
 // IDX files, the MNIST / Fashion-MNIST format: a big-endian header
 // (magic, then one uint32 per dimension) followed by raw ubyte data.
+#include <ATen/ops/empty.h>
+
 #include <cstring>
 #include <exception>
 #include <string>
-
-#include <ATen/ops/empty.h>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"

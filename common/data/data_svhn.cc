@@ -14,18 +14,17 @@
 //   that holds its values, so y's real part may be any numeric type.
 #include "common/data/data_svhn.h"
 
+#include <ATen/ops/empty.h>
 #include <zlib.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
-#include <algorithm>
 #include <exception>
 #include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include <ATen/ops/empty.h>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"

@@ -4,16 +4,16 @@
 // Bayes accuracy around 95% for 4 classes -- learnable by an MLP in a few
 // steps, not trivially separable). All draws are written out from raw
 // 64-bit words so the set is the same on every platform.
+#include <ATen/ops/empty.h>
+
 #include <cmath>
 #include <exception>
 #include <random>
 
-#include <ATen/ops/empty.h>
-
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
-#include "common/data/data.h"
 #include "common/core/rng.h"
+#include "common/data/data.h"
 
 namespace shefl {
 namespace {

@@ -1,12 +1,12 @@
 // AG News: CSV rows "class","title","description" turned into hashed token
 // ids, so that every process maps a word to the same id without sharing a
 // vocabulary file.
+#include <ATen/ops/zeros.h>
+
 #include <cctype>
 #include <cstring>
 #include <exception>
 #include <string>
-
-#include <ATen/ops/zeros.h>
 
 #include "absl/status/status.h"
 #include "absl/strings/numbers.h"

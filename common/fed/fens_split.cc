@@ -4,9 +4,9 @@
 #include <cmath>
 #include <numeric>
 
-#include "common/fed/partition.h"
 #include "common/core/rng.h"
 #include "common/fed/methods/registry.h"
+#include "common/fed/partition.h"
 
 namespace shefl {
 namespace {

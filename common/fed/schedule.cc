@@ -7,10 +7,10 @@
 #include <unordered_map>
 
 #include "absl/strings/str_cat.h"
-#include "common/fed/capacity.h"
-#include "common/sparse/codec.h"
 #include "common/core/rng.h"
+#include "common/fed/capacity.h"
 #include "common/fed/methods/registry.h"
+#include "common/sparse/codec.h"
 
 namespace shefl {
 

@@ -41,8 +41,8 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "common/fed/client_metrics.h"
 #include "common/data/dataset.h"
+#include "common/fed/client_metrics.h"
 #include "common/learn/eval_batches.h"
 #include "common/learn/models.h"
 

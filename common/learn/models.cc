@@ -9,9 +9,9 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "common/learn/model_builders.h"
-#include "common/core/rng.h"
 #include "common/core/mutex.h"
+#include "common/core/rng.h"
+#include "common/learn/model_builders.h"
 
 namespace shefl {
 namespace {

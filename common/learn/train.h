@@ -17,8 +17,8 @@
 
 #include "absl/status/statusor.h"
 #include "common/core/config.h"
-#include "common/fed/lr_schedule.h"
 #include "common/data/dataset.h"
+#include "common/fed/lr_schedule.h"
 #include "common/learn/models.h"
 
 namespace torch::optim {

@@ -1,9 +1,10 @@
 #include "common/net/accounting.h"
-#include "common/core/mutex.h"
 
 #include <google/protobuf/message_lite.h>
 
 #include <nlohmann/json.hpp>
+
+#include "common/core/mutex.h"
 
 namespace shefl {
 

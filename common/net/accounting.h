@@ -12,6 +12,7 @@
 #include <mutex>
 
 #include <nlohmann/json_fwd.hpp>
+
 #include "common/core/mutex.h"
 
 namespace google::protobuf {

@@ -19,8 +19,8 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "common/net/http_head.h"
 #include "common/core/mutex.h"
+#include "common/net/http_head.h"
 
 namespace shefl {
 namespace {

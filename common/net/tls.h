@@ -6,13 +6,13 @@
 #ifndef SHEFL_COMMON_NET_TLS_H_
 #define SHEFL_COMMON_NET_TLS_H_
 
-#include <memory>
-#include <string>
-#include <string_view>
-
 #include <grpcpp/security/credentials.h>
 #include <grpcpp/security/server_credentials.h>
 #include <grpcpp/support/channel_arguments.h>
+
+#include <memory>
+#include <string>
+#include <string_view>
 
 #include "absl/status/statusor.h"
 

@@ -1,13 +1,12 @@
 // The codec's decoder of untrusted bytes: every field checked before it
 // is used, every error naming what and where.
-#include "common/sparse/codec.h"
-
 #include <algorithm>
 #include <cmath>
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "common/sparse/codec.h"
 #include "common/sparse/codec_internal.h"
 #include "common/sparse/half.h"
 #include "common/sparse/index_codes.h"

@@ -1,13 +1,12 @@
 // The codec's encoder: a valid sparse delta into the bytes of the form
 // its plan (codec_size.cc) picks.
-#include "common/sparse/codec.h"
-
 #include <algorithm>
 #include <cmath>
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "common/sparse/codec.h"
 #include "common/sparse/codec_internal.h"
 #include "common/sparse/half.h"
 #include "common/sparse/index_codes.h"

@@ -1,13 +1,12 @@
 // The codec's size model: the exact encoded size of a delta, the form the
 // encoder picks, bounds, and the largest k a byte budget carries.
-#include "common/sparse/codec.h"
-
 #include <algorithm>
 #include <cmath>
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "common/sparse/codec.h"
 #include "common/sparse/codec_internal.h"
 #include "common/sparse/half.h"
 #include "common/sparse/index_codes.h"

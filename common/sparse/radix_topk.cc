@@ -1,9 +1,5 @@
 #include "common/sparse/radix_topk.h"
 
-#include "common/sparse/radix_keep.h"
-#include "common/sparse/topk_shared.h"
-
-
 #include <algorithm>
 #include <atomic>
 #include <cmath>
@@ -11,6 +7,9 @@
 #include <functional>
 #include <numeric>
 #include <vector>
+
+#include "common/sparse/radix_keep.h"
+#include "common/sparse/topk_shared.h"
 
 namespace shefl {
 namespace {

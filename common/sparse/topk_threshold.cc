@@ -1,12 +1,12 @@
 #include "common/sparse/topk_threshold.h"
 
-#include "common/sparse/topk_shared.h"
-
 #include <algorithm>
 #include <cstring>
 #include <functional>
 #include <numeric>
 #include <vector>
+
+#include "common/sparse/topk_shared.h"
 
 namespace shefl {
 namespace {

@@ -22,8 +22,8 @@
 #include "common/core/config.h"
 #include "common/fed/hasa.h"
 #include "common/fed/schedule.h"
-#include "server/state/client_registry.h"
 #include "server/run/coordinator_metrics.h"
+#include "server/state/client_registry.h"
 
 namespace shefl {
 

@@ -29,9 +29,9 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "common/fed/client_metrics.h"
 #include "common/core/config.h"
 #include "common/data/dataset.h"
+#include "common/fed/client_metrics.h"
 #include "common/learn/evaluate.h"
 #include "common/learn/models.h"
 

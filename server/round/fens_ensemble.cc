@@ -6,10 +6,10 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/data/data.h"
-#include "common/learn/fens_aggregators.h"
 #include "common/fed/fens_split.h"
-#include "common/learn/flat_state.h"
 #include "common/fed/partition.h"
+#include "common/learn/fens_aggregators.h"
+#include "common/learn/flat_state.h"
 
 namespace shefl {
 

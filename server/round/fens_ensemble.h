@@ -13,9 +13,9 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "common/fed/aggregate.h"
 #include "common/core/config.h"
 #include "common/data/dataset.h"
+#include "common/fed/aggregate.h"
 #include "common/learn/evaluate.h"
 #include "common/learn/models.h"
 #include "server/round/client_evaluator.h"

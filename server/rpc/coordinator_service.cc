@@ -5,16 +5,16 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
-#include <set>
 #include <cstring>
+#include <set>
 
 #include "absl/strings/str_cat.h"
-#include "common/net/tls.h"
-#include "common/sparse/codec.h"
+#include "common/core/log.h"
 #include "common/net/grpc_status.h"
 #include "common/net/label_counts.h"
-#include "common/core/log.h"
+#include "common/net/tls.h"
 #include "common/net/wire.h"
+#include "common/sparse/codec.h"
 #include "server/rpc/caller_checks.h"
 
 namespace shefl {

@@ -14,15 +14,15 @@
 #include <string>
 #include <vector>
 
+#include "common/core/config.h"
+#include "common/core/mutex.h"
 #include "common/net/accounting.h"
 #include "common/net/token_book.h"
-#include "common/core/config.h"
-#include "server/state/client_registry.h"
 #include "server/run/coordinator_metrics.h"
 #include "server/run/model_store.h"
+#include "server/state/client_registry.h"
 #include "server/state/round_state.h"
 #include "shefl.pb.h"
-#include "common/core/mutex.h"
 
 namespace shefl {
 

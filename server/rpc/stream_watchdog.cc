@@ -1,7 +1,8 @@
 #include "server/rpc/stream_watchdog.h"
-#include "common/core/mutex.h"
 
 #include <grpcpp/server_context.h>
+
+#include "common/core/mutex.h"
 
 namespace shefl {
 

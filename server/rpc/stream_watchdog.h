@@ -16,6 +16,7 @@
 #include <map>
 #include <mutex>
 #include <thread>
+
 #include "common/core/mutex.h"
 
 namespace grpc {

@@ -3,10 +3,10 @@
 // server/round/eval_report.cc, server/round/capacity_plan.cc). Counters are not
 // restored: they restart at 0, which Prometheus's rate() and increase()
 // read as a counter reset.
+#include <algorithm>
+
 #include "server/run/coordinator_metrics.h"
 #include "server/run/rounds_log.h"
-
-#include <algorithm>
 
 namespace shefl {
 

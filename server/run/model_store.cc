@@ -12,9 +12,9 @@
 #include <fstream>
 
 #include "absl/strings/str_cat.h"
-#include "common/core/fd_reserve.h"
 #include "common/core/durable_file.h"
 #include "common/core/failpoint.h"
+#include "common/core/fd_reserve.h"
 #include "common/core/mutex.h"
 
 namespace shefl {

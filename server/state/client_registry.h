@@ -13,9 +13,9 @@
 #ifndef SHEFL_SERVER_STATE_CLIENT_REGISTRY_H_
 #define SHEFL_SERVER_STATE_CLIENT_REGISTRY_H_
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
-#include <atomic>
 #include <cstdint>
 #include <deque>
 #include <map>
@@ -26,9 +26,9 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "common/core/mutex.h"
 #include "server/state/feed_queue.h"
 #include "shefl.pb.h"
-#include "common/core/mutex.h"
 
 namespace shefl {
 

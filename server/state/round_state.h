@@ -17,9 +17,9 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "common/core/mutex.h"
 #include "common/fed/aggregate.h"
 #include "common/fed/schedule.h"
-#include "common/core/mutex.h"
 #include "server/state/refusal.h"
 
 namespace shefl {
