@@ -7,6 +7,8 @@
 // stands between it and success; every one must be refused with its code
 // and leave the models, the registry, the ledger and rounds.jsonl as they
 // were. The matrix is printed on lines that start with "auth-matrix:".
+#include "tests/coordinator_harness.h"
+
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -17,7 +19,6 @@
 
 #include "absl/strings/ascii.h"
 #include "common/net/accounting.h"
-#include "tests/coordinator_harness.h"
 #include "tests/pki_support.h"
 
 namespace shefl {

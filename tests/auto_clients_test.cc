@@ -3,9 +3,9 @@
 // lowest free ids, never one another session holds, the same ones again
 // for a name that had them, and a clear refusal when too few are left.
 // Then two real daemons with auto:4 run a whole run.
-#include <catch2/catch.hpp>
-
 #include "tests/coordinator_harness.h"  // first: see its comment
+
+#include <catch2/catch.hpp>
 
 namespace shefl {
 namespace {

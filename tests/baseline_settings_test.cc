@@ -4,6 +4,8 @@
 // name), train.hpc_local_epochs reaches the HPCs of every method, and a
 // trailing batch of one sample is trained on. LibTorch's headers and the
 // harness come before Catch (see the harness).
+#include "tests/coordinator_harness.h"
+
 #include <catch2/catch.hpp>
 
 #include <ATen/Functions.h>
@@ -20,7 +22,6 @@
 #include "common/learn/flat_state.h"
 #include "common/learn/models.h"
 #include "common/learn/train.h"
-#include "tests/coordinator_harness.h"
 
 namespace shefl {
 namespace {

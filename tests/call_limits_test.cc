@@ -3,12 +3,13 @@
 // is lowered to 6: six silent upload streams from one host hold every
 // slot, the seventh call is refused as `busy` at its start and counted on
 // /metrics only, and once the streams go, the host gets in again.
+#include "tests/coordinator_harness.h"
+
 #include "server/rpc/call_limits.h"
 
 #include <prometheus/registry.h>
 
 #include "common/net/call_metadata.h"
-#include "tests/coordinator_harness.h"
 
 namespace shefl {
 namespace {

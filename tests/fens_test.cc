@@ -3,6 +3,8 @@
 // keeps the client models as the ensemble and fits its aggregator on a
 // proxy split it holds back from the partition; the aggregator's size is
 // booked. LibTorch's headers and the harness come before Catch.
+#include "tests/coordinator_harness.h"
+
 #include <catch2/catch.hpp>
 
 #include <ATen/ATen.h>
@@ -29,7 +31,6 @@
 #include "common/sparse/codec.h"
 #include "server/round/fens_round.h"
 #include "server/run/model_store.h"
-#include "tests/coordinator_harness.h"
 
 namespace shefl {
 namespace {

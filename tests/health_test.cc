@@ -2,6 +2,8 @@
 // by the real `shefl health` over real sockets: SERVING from a running
 // coordinator, in plaintext and under mutual TLS; a failure exit when
 // nothing answers; a usage error named.
+#include "tests/coordinator_harness.h"  // first: see its comment
+
 #include <catch2/catch.hpp>
 
 #include <arpa/inet.h>
@@ -13,7 +15,6 @@
 #include <cerrno>
 #include <chrono>
 
-#include "tests/coordinator_harness.h"  // first: see its comment
 #include "tests/test_support.h"
 
 namespace shefl {

@@ -14,6 +14,8 @@
 // fresh pair's update carrying it is accepted; identity_test shows an
 // overflowing aggregate is never published). Here 3.4e38 rides on uploads
 // refused for another reason, so that a side door would wreck a model.
+#include "tests/coordinator_harness.h"  // first: see its comment
+
 #include <catch2/catch.hpp>
 
 #include <grpcpp/impl/rpc_method.h>
@@ -38,7 +40,6 @@
 #include <random>
 
 #include "common/sparse/varint.h"
-#include "tests/coordinator_harness.h"  // first: see its comment
 
 namespace shefl {
 namespace {

@@ -4,13 +4,14 @@
 // taken over, aggregation weights from what the coordinator knows, and no
 // non-finite model ever published. Each refusal must leave the books
 // untouched.
+#include "tests/coordinator_harness.h"
+
 #include <cfloat>
 #include <cmath>
 #include <limits>
 #include <regex>
 
 #include "common/core/log.h"
-#include "tests/coordinator_harness.h"
 
 namespace shefl {
 namespace {

@@ -12,10 +12,12 @@ namespace {
 
 using namespace testing;
 
-const std::string kScript = std::string(SHEFL_SOURCE_DIR) + "/scripts/sort_includes.py";
+const std::string kScript =
+    std::string(SHEFL_SOURCE_DIR) + "/scripts/sort_includes.py";
 
 TEST_CASE("every tracked C++ file has its includes in order") {
-  const ProcessResult r = RunProcess({"/usr/bin/python3", kScript, "--check"});
+  const ProcessResult r =
+      RunProcess({"/usr/bin/python3", kScript, "--check"}, 300);
   INFO(r.output);
   CHECK(r.exit_code == 0);
 }
@@ -26,18 +28,20 @@ TEST_CASE("an include out of order is named") {
   WriteFile(file,
             "#include \"x.h\"\n\n#include <vector>\n#include <map>\n\n"
             "#include \"server/b.h\"\n#include \"common/a.h\"\n\nint x;\n");
-  const ProcessResult bad = RunProcess({"/usr/bin/python3", kScript, "--check", file});
+  const ProcessResult bad =
+      RunProcess({"/usr/bin/python3", kScript, "--check", file}, 60);
   INFO(bad.output);
   CHECK(bad.exit_code == 1);
   CHECK(bad.output.find("x.cc") != std::string::npos);
   // Sorting it makes it pass, and leaves the code after the includes.
-  REQUIRE(RunProcess({"/usr/bin/python3", kScript, file}).exit_code == 0);
+  REQUIRE(RunProcess({"/usr/bin/python3", kScript, file}, 60).exit_code == 0);
   const std::string text = ReadFile(file);
   CHECK(text.find("#include <map>\n#include <vector>") != std::string::npos);
   CHECK(text.find("#include \"common/a.h\"\n#include \"server/b.h\"") !=
         std::string::npos);
   CHECK(text.find("\nint x;\n") != std::string::npos);
-  CHECK(RunProcess({"/usr/bin/python3", kScript, "--check", file}).exit_code == 0);
+  CHECK(RunProcess({"/usr/bin/python3", kScript, "--check", file}, 60)
+            .exit_code == 0);
 }
 
 }  // namespace

@@ -4,9 +4,9 @@
 // says so, and the stragglers' updates that come after the close are
 // refused as late, counted in the round during which they arrive, and
 // never applied, in that round or later.
-#include <catch2/catch.hpp>
-
 #include "tests/coordinator_harness.h"  // first: see its comment
+
+#include <catch2/catch.hpp>
 
 namespace shefl {
 namespace {

@@ -4,11 +4,11 @@
 // it is refused as "timeout", and the run goes on. (Downloads are watched
 // the same way; a test model fits in the stream's flow-control window, so
 // an unread download does not block the server here.)
+#include "tests/coordinator_harness.h"  // first: see its comment
+
 #include <catch2/catch.hpp>
 
 #include <chrono>
-
-#include "tests/coordinator_harness.h"  // first: see its comment
 
 namespace shefl {
 namespace {

@@ -2,11 +2,11 @@
 // off the task feed of a real coordinator by the test acting as its daemon:
 // the decayed learning rate (the wiring, not only RoundLearningRate's
 // formula), HPC and LPC epochs, batch size and FedProx's mu.
+#include "tests/coordinator_harness.h"  // first: see its comment
+
 #include <catch2/catch.hpp>
 
 #include <cmath>
-
-#include "tests/coordinator_harness.h"  // first: see its comment
 
 namespace shefl {
 namespace {

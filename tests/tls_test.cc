@@ -2,11 +2,12 @@
 // coordinator in this process over real sockets on 127.0.0.1, with a PKI
 // made by the real `shefl certs`. Every refused attempt must leave the
 // registry and the books as they were. The test prints the matrix.
+#include "tests/coordinator_harness.h"
+
 #include "common/net/tls.h"
 
 #include <cstdio>
 
-#include "tests/coordinator_harness.h"
 #include "tests/pki_support.h"
 
 namespace shefl {

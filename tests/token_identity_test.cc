@@ -3,10 +3,11 @@
 // or session; under mutual TLS the identity is the certificate's CN, and a
 // certificate whose SAN names another daemon is not that daemon. Real
 // coordinators in this process over sockets on 127.0.0.1.
+#include "tests/coordinator_harness.h"
+
 #include "common/net/call_metadata.h"
 #include "common/net/certs.h"
 #include "common/net/token_book.h"
-#include "tests/coordinator_harness.h"
 #include "tests/pki_support.h"
 
 namespace shefl {

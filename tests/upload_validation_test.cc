@@ -3,12 +3,13 @@
 // refused with a reason, counted, and kept away from the global models, a
 // late update of a model kept out of that model's next aggregate. (A round
 // closed by its deadline: round_deadline_test.cc.)
+#include "tests/coordinator_harness.h"  // first: see its comment
+
 #include <catch2/catch.hpp>
 
 #include <thread>
 
 #include "common/sparse/varint.h"
-#include "tests/coordinator_harness.h"  // first: see its comment
 
 namespace shefl {
 namespace {
