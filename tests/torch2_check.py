@@ -96,7 +96,9 @@ def main():
         for path, rc, err in pool.map(lambda j: check(*j, include), jobs):
             if rc != 0:
                 first = FIRST_ERROR.search(err)
-                failed.append(f"{path}: {first.group(0) if first else err[:300]}")
+                line = first.group(0) if first else err[:300]
+                # The first error may sit in a header the file includes.
+                failed.append(line if line.startswith(path + ":") else f"{path}: {line}")
                 sys.stderr.write(err)
     version = ""
     vfile = os.path.join(torch2, "VERSION")
