@@ -99,6 +99,12 @@ build() {
 install_missing
 select_openblas
 build
+# LibTorch 2.x's headers for torch2_test (not installed: unpacked into the
+# build folder). A failed download leaves the build usable; the script says
+# why and the test fails until the headers are there.
+if [ "$MODE" = test ]; then
+  "$ROOT/scripts/fetch_libtorch2.sh" "$BUILD_DIR/libtorch2" || true
+fi
 
 # One OpenBLAS thread; torch takes the cores (both threading: 2x slower).
 export OPENBLAS_NUM_THREADS=1

@@ -1,6 +1,7 @@
 #include "common/learn/fens_aggregators.h"
 
 #include <ATen/ATen.h>
+#include <c10/core/GradMode.h>
 
 #include <cmath>
 #include <numeric>
@@ -73,7 +74,7 @@ class Adam {
 class Trainable : public EnsembleAggregator {
  public:
   at::Tensor Combine(const at::Tensor& probs) const override {
-    at::NoGradGuard no_grad;
+    c10::NoGradGuard no_grad;
     return at::softmax(Logits(probs.permute({1, 0, 2}).contiguous()), 1);
   }
   virtual at::Tensor Logits(const at::Tensor& x) const = 0;  // x [B, M, C]
@@ -146,7 +147,7 @@ class ShallowNet : public Trainable {
 // Mean cross-entropy training with Adam, in seeded batches.
 void Fit(Trainable& agg, const FensConfig& cfg, uint64_t seed,
          const at::Tensor& x /* [N, M, C] */, const at::Tensor& y) {
-  at::NoGradGuard no_grad;
+  c10::NoGradGuard no_grad;
   Adam adam(agg.params());
   const int64_t n = x.size(0), classes = x.size(2);
   const at::Tensor onehot = at::one_hot(y, classes).to(at::kFloat);

@@ -1,7 +1,7 @@
 #include "common/learn/train.h"
 
 #include <ATen/Functions.h>
-#include <ATen/core/grad_mode.h>
+#include <c10/core/GradMode.h>
 #include <c10/util/Exception.h>
 #include <torch/optim/adam.h>
 #include <torch/optim/sgd.h>
@@ -94,7 +94,7 @@ bool CanTrainOnOneSample(Net& model, const at::Tensor& x1) {
   for (const at::Tensor& b : buffers) saved.push_back(b.clone());
   bool ok = true;
   {
-    at::NoGradGuard no_grad;
+    c10::NoGradGuard no_grad;
     try {
       model.forward(x1);
     } catch (const c10::Error&) {
