@@ -2,12 +2,12 @@
 // (CI): cuda/compile_check.cmake runs nvcc on cuda/*.cu and a syntax check
 // of the torch-side glue with SHEFL_WITH_CUDA. Registered only there
 // (cuda/CMakeLists.txt); a CUDA build compiles them for real instead.
-#include <catch2/catch.hpp>
-
 #include <sys/wait.h>
 
 #include <cstdio>
 #include <string>
+
+#include <catch2/catch.hpp>
 
 namespace {
 

@@ -2,8 +2,6 @@
 // tensor) against the exact CPU path, on the cases of
 // tests/topk_threshold_test.cc. Built and registered only with a CUDA
 // LibTorch (cuda/CMakeLists.txt), so CPU CI registers no skipped test.
-#include <catch2/catch.hpp>
-
 #include <ATen/ATen.h>
 
 #include <cmath>
@@ -14,6 +12,8 @@
 #include "common/fed/schedule.h"
 #include "common/learn/compress.h"
 #include "common/sparse/topk_threshold.h"
+
+#include <catch2/catch.hpp>
 
 namespace shefl {
 namespace {

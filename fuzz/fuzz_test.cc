@@ -3,14 +3,14 @@
 // ASan + UBSan), replaying the checked-in corpus and fuzzing for a few
 // seconds. A crash, a sanitizer report or a broken invariant fails it, and
 // so does a machine without clang-14: fuzzing is not optional.
-#include <catch2/catch.hpp>
-
 #include <sys/wait.h>
 
 #include <cstdio>
 #include <filesystem>
 #include <regex>
 #include <string>
+
+#include <catch2/catch.hpp>
 
 namespace shefl {
 namespace {

@@ -1,12 +1,12 @@
 #include "common/fed/aggregate.h"
 
-#include <catch2/catch.hpp>
-
 #include <algorithm>
 #include <cstring>
 #include <random>
 
 #include "common/core/rng.h"
+
+#include <catch2/catch.hpp>
 
 namespace shefl {
 namespace {

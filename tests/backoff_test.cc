@@ -1,10 +1,10 @@
 #include "common/core/backoff.h"
 
-#include <catch2/catch.hpp>
-
 #include <algorithm>
 #include <cmath>
 #include <vector>
+
+#include <catch2/catch.hpp>
 
 namespace shefl {
 namespace {

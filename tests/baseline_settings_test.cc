@@ -6,8 +6,6 @@
 // harness come before Catch (see the harness).
 #include "tests/coordinator_harness.h"
 
-#include <catch2/catch.hpp>
-
 #include <ATen/Functions.h>
 
 #include <map>
@@ -22,6 +20,8 @@
 #include "common/learn/flat_state.h"
 #include "common/learn/models.h"
 #include "common/learn/train.h"
+
+#include <catch2/catch.hpp>
 
 namespace shefl {
 namespace {

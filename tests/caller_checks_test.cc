@@ -2,11 +2,11 @@
 // gRPC server: identity, ownership, and a shared download's other clients.
 #include "server/rpc/caller_checks.h"
 
-#include <catch2/catch.hpp>
-
 #include <memory>
 
 #include "server/state/round_state.h"
+
+#include <catch2/catch.hpp>
 
 namespace shefl {
 namespace {

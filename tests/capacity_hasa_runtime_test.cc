@@ -3,8 +3,6 @@
 // coordinator and two daemons (one declaring --capacity), checked against the
 // allocation and rotation computed here from the same partition; the
 // label-count bytes are the same on the daemon's books and the coordinator's.
-#include <catch2/catch.hpp>
-
 #include <ATen/Functions.h>
 #include <signal.h>
 
@@ -24,6 +22,8 @@
 #include "common/net/label_counts.h"
 #include "shefl.pb.h"
 #include "tests/test_support.h"
+
+#include <catch2/catch.hpp>
 
 namespace shefl {
 namespace {

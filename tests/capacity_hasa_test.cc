@@ -3,8 +3,6 @@
 // rotation by hand, the scheduler's plans, the aggregation weights from
 // the counts received, the JSD scores, ranks, the scale-and-project budget
 // and the caps, each against numbers worked out by hand.
-#include <catch2/catch.hpp>
-
 #include <algorithm>
 #include <cmath>
 #include <map>
@@ -21,6 +19,8 @@
 #include "common/fed/hasa.h"
 #include "common/fed/schedule.h"
 #include "common/net/label_counts.h"
+
+#include <catch2/catch.hpp>
 
 namespace shefl {
 namespace {

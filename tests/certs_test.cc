@@ -4,8 +4,6 @@
 // make certificates a handshake must refuse (expired, foreign CA).
 #include "common/net/certs.h"
 
-#include <catch2/catch.hpp>
-
 #include <openssl/bn.h>
 #include <openssl/err.h>
 #include <openssl/evp.h>
@@ -24,6 +22,8 @@
 #include <vector>
 
 #include "tests/test_support.h"
+
+#include <catch2/catch.hpp>
 
 namespace shefl {
 namespace {

@@ -7,8 +7,6 @@
 // or that look generated or vendored are skipped, as are paths under an
 // ignored folder (deploy/compose/pki is made at run time). A scratch tree
 // with bad citations is shown to fail.
-#include <catch2/catch.hpp>
-
 #include <algorithm>
 #include <cctype>
 #include <cstdio>
@@ -25,6 +23,8 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "tests/test_support.h"
+
+#include <catch2/catch.hpp>
 
 namespace fs = std::filesystem;
 

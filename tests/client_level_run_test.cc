@@ -5,8 +5,6 @@
 // run's own final models (its checkpoint) and the seed's partition, and
 // the daemons must train on the clients' training parts only.
 // LibTorch's headers come before Catch (see tests/coordinator_harness.h).
-#include <catch2/catch.hpp>
-
 #include <ATen/ATen.h>
 #include <c10/core/GradMode.h>
 
@@ -27,6 +25,8 @@
 #include "common/learn/models.h"
 #include "server/run/model_store.h"
 #include "tests/test_support.h"
+
+#include <catch2/catch.hpp>
 
 namespace shefl {
 namespace {

@@ -1,7 +1,5 @@
 #include "common/sparse/codec.h"
 
-#include <catch2/catch.hpp>
-
 #include <c10/util/BFloat16.h>
 #include <c10/util/Half.h>
 
@@ -17,6 +15,8 @@
 #include "common/sparse/half.h"
 #include "common/sparse/index_codes.h"
 #include "common/sparse/varint.h"
+
+#include <catch2/catch.hpp>
 
 namespace shefl {
 namespace {

@@ -6,8 +6,6 @@
 // bytes and refuse the same inputs with the same messages.
 // This test makes the vectors anew and fails when the file differs; run
 // with SHEFL_WRITE_CODEC_VECTORS=1 to rewrite it after a deliberate change.
-#include <catch2/catch.hpp>
-
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
@@ -21,6 +19,8 @@
 
 #include "common/sparse/codec.h"
 #include "tests/test_support.h"
+
+#include <catch2/catch.hpp>
 
 namespace shefl {
 namespace {

@@ -1,7 +1,5 @@
 #include "common/learn/compress.h"
 
-#include <catch2/catch.hpp>
-
 #include <ATen/ATen.h>
 
 #include <algorithm>
@@ -12,6 +10,8 @@
 
 #include "common/fed/schedule.h"
 #include "common/sparse/codec.h"
+
+#include <catch2/catch.hpp>
 
 namespace shefl {
 namespace {

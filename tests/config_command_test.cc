@@ -1,11 +1,11 @@
 // `shefl config`: the resolved config as YAML (presets and --set applied),
 // which loads again to the same text, and the loader's errors naming the
 // key with exit status 2.
-#include <catch2/catch.hpp>
-
 #include <string>
 
 #include "tests/test_support.h"
+
+#include <catch2/catch.hpp>
 
 using shefl::testing::BinDir;
 using shefl::testing::RunProcess;

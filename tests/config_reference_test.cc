@@ -2,11 +2,11 @@
 // table of keys (`shefl config --reference`); this test fails when the
 // file was not regenerated after a key, default, range or description
 // changed, and says how to regenerate it.
-#include <catch2/catch.hpp>
-
 #include <string>
 
 #include "tests/test_support.h"
+
+#include <catch2/catch.hpp>
 
 using shefl::testing::BinDir;
 using shefl::testing::ReadFile;

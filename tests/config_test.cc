@@ -1,11 +1,11 @@
 #include "common/core/config.h"
 
-#include <catch2/catch.hpp>
-
 #include <fstream>
 #include <string>
 
 #include "common/fed/config_load.h"
+
+#include <catch2/catch.hpp>
 
 namespace shefl {
 namespace {

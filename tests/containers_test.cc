@@ -9,8 +9,6 @@
 // (containers, network, volumes, its image) goes on every exit path; the
 // base, Prometheus and Grafana stand-in images of deploy/containers/ setup.sh
 // stay for the next run. Needs root (rootful podman), as CI has.
-#include <catch2/catch.hpp>
-
 #include <signal.h>
 #include <unistd.h>
 
@@ -23,6 +21,8 @@
 
 #include "tests/shell_support.h"
 #include "tests/test_support.h"
+
+#include <catch2/catch.hpp>
 
 namespace shefl {
 namespace {

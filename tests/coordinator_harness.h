@@ -11,8 +11,6 @@
 #error "include tests/coordinator_harness.h before <catch2/catch.hpp>"
 #endif
 
-#include <catch2/catch.hpp>
-
 #include <grpcpp/create_channel.h>
 
 #include <cmath>
@@ -30,6 +28,8 @@
 #include "server/coordinator.h"
 #include "shefl.grpc.pb.h"
 #include "tests/test_support.h"
+
+#include <catch2/catch.hpp>
 
 namespace shefl {
 

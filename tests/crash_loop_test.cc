@@ -5,8 +5,6 @@
 // and reconnect. The round never goes back, and the final models are the
 // bytes an uninterrupted run reaches: no accepted update lost or applied
 // twice, and no error-feedback residual counted twice.
-#include <catch2/catch.hpp>
-
 #include <signal.h>
 #include <stdlib.h>
 
@@ -18,6 +16,8 @@
 
 #include "common/core/failpoint.h"
 #include "tests/test_support.h"
+
+#include <catch2/catch.hpp>
 
 namespace shefl {
 namespace {

@@ -1,8 +1,6 @@
 // Faults of whole processes over a run, with real daemons and a real
 // coordinator on 127.0.0.1: 30% of the daemons killed -9 in the middle of
 // rounds and started again later, and the coordinator gone for 10 s.
-#include <catch2/catch.hpp>
-
 #include <signal.h>
 
 #include <algorithm>
@@ -14,6 +12,8 @@
 #include <thread>
 
 #include "tests/test_support.h"
+
+#include <catch2/catch.hpp>
 
 namespace shefl {
 namespace {

@@ -6,8 +6,6 @@
 // return at least one series. Beside it, what makes the file importable
 // into any Grafana and its panels honest: no datasource uid of ours, units
 // that fit the metrics, windows that hold minute-long rounds.
-#include <catch2/catch.hpp>
-
 #include <signal.h>
 
 #include <filesystem>
@@ -17,6 +15,8 @@
 #include <nlohmann/json.hpp>
 
 #include "tests/test_support.h"
+
+#include <catch2/catch.hpp>
 
 namespace shefl {
 namespace {

@@ -1,7 +1,5 @@
 #include "common/data/data.h"
 
-#include <catch2/catch.hpp>
-
 #include <unistd.h>
 #include <zlib.h>
 
@@ -13,6 +11,8 @@
 #include <vector>
 
 #include "tests/test_support.h"
+
+#include <catch2/catch.hpp>
 
 namespace shefl {
 namespace {

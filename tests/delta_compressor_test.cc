@@ -3,8 +3,6 @@
 // the next round's top-k, and fp16 rounding is folded into the residual.
 #include "client/delta_compressor.h"
 
-#include <catch2/catch.hpp>
-
 #include <ATen/ATen.h>
 
 #include <algorithm>
@@ -13,6 +11,8 @@
 #include <vector>
 
 #include "tests/test_support.h"
+
+#include <catch2/catch.hpp>
 
 namespace shefl {
 namespace {

@@ -2,12 +2,12 @@
 // accepts the file (`config`, every profile), and every flag its commands
 // and healthchecks pass to our binaries is one those binaries document (a
 // renamed flag would leave a testbed that never starts).
-#include <catch2/catch.hpp>
-
 #include <regex>
 #include <set>
 
 #include "tests/test_support.h"
+
+#include <catch2/catch.hpp>
 
 namespace shefl {
 namespace {

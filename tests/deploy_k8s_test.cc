@@ -5,8 +5,6 @@
 // daemons dial the coordinator's Service, every flag is one the binaries
 // document, the experiment ConfigMap is a config shefl accepts, and the
 // CPU overlay drops the GPU request.
-#include <catch2/catch.hpp>
-
 #include <yaml-cpp/yaml.h>
 
 #include <map>
@@ -16,6 +14,8 @@
 #include "common/core/config.h"
 #include "common/fed/config_load.h"
 #include "tests/test_support.h"
+
+#include <catch2/catch.hpp>
 
 namespace shefl {
 namespace {

@@ -2,12 +2,12 @@
 // verify accepts both units (with their binaries found), ansible-playbook
 // --syntax-check accepts the playbook and its example inventory, and every
 // flag the units pass is one the binaries document.
-#include <catch2/catch.hpp>
-
 #include <regex>
 #include <set>
 
 #include "tests/test_support.h"
+
+#include <catch2/catch.hpp>
 
 namespace shefl {
 namespace {

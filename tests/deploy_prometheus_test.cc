@@ -3,8 +3,6 @@
 // deploy/prometheus/tests passes, and every shefl metric a rule reads is
 // one the binaries export (a renamed metric would leave an alert that can
 // never fire).
-#include <catch2/catch.hpp>
-
 #include <filesystem>
 #include <fstream>
 #include <regex>
@@ -12,6 +10,8 @@
 #include <sstream>
 
 #include "tests/test_support.h"
+
+#include <catch2/catch.hpp>
 
 namespace shefl {
 namespace {

@@ -6,8 +6,6 @@
 // files elsewhere), and each --flag must appear in the `--help` of the
 // binary or subcommand it is given to. The deploy_*_tests check their own
 // files more closely (values, ports, probes); this one covers every file.
-#include <catch2/catch.hpp>
-
 #include <filesystem>
 #include <map>
 #include <set>
@@ -16,6 +14,8 @@
 #include <vector>
 
 #include "tests/test_support.h"
+
+#include <catch2/catch.hpp>
 
 namespace fs = std::filesystem;
 using shefl::testing::BinDir;

@@ -3,14 +3,14 @@
 // stage holds no compiler and runs as a user, and every shared library
 // that ldd lists for the built binaries comes from a package the runtime
 // stage installs (directly or as a dependency).
-#include <catch2/catch.hpp>
-
 #include <map>
 #include <regex>
 #include <set>
 #include <sstream>
 
 #include "tests/test_support.h"
+
+#include <catch2/catch.hpp>
 
 namespace shefl {
 namespace {

@@ -4,8 +4,6 @@
 // computations; and the pieces of client-level evaluation (003 Eq. 5-7): the
 // held-out split and the mean / worst / p10 summary. Fast: no processes,
 // small tensors.
-#include <catch2/catch.hpp>
-
 #include <ATen/Functions.h>
 
 #include <algorithm>
@@ -19,6 +17,8 @@
 #include "common/fed/client_metrics.h"
 #include "common/fed/config_load.h"
 #include "common/learn/evaluate.h"
+
+#include <catch2/catch.hpp>
 
 namespace shefl {
 namespace {

@@ -3,8 +3,6 @@
 // and an ensemble's figures the same bit for bit on any number of threads.
 #include "common/learn/eval_batches.h"
 
-#include <catch2/catch.hpp>
-
 #include <ATen/Functions.h>
 #include <c10/core/GradMode.h>
 #include <sys/resource.h>
@@ -22,6 +20,8 @@
 #include "common/learn/models.h"
 #include "common/learn/precision.h"
 #include "server/round/evaluator.h"
+
+#include <catch2/catch.hpp>
 
 namespace shefl {
 namespace {

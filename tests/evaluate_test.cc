@@ -1,14 +1,14 @@
 // Ensemble metrics against hand-computed values, and personalised weights.
 #include "common/learn/evaluate.h"
 
-#include <catch2/catch.hpp>
-
 #include <ATen/Context.h>
 #include <ATen/Functions.h>
 
 #include <cmath>
 #include <limits>
 #include <numeric>
+
+#include <catch2/catch.hpp>
 
 namespace shefl {
 namespace {

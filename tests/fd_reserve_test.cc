@@ -4,8 +4,6 @@
 // limit, so the test's own process keeps its descriptors.
 #include "common/core/fd_reserve.h"
 
-#include <catch2/catch.hpp>
-
 #include <fcntl.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
@@ -16,6 +14,8 @@
 
 #include "common/core/durable_file.h"
 #include "tests/test_support.h"
+
+#include <catch2/catch.hpp>
 
 namespace shefl {
 namespace {

@@ -6,8 +6,6 @@
 // coordinator's thread count (/proc/PID/status) is read before the feeds
 // open and once all are open, and the round's tasks must reach the feeds
 // of the clients it sampled.
-#include <catch2/catch.hpp>
-
 #include <grpcpp/grpcpp.h>
 
 #include <atomic>
@@ -22,6 +20,8 @@
 #include "common/net/call_metadata.h"
 #include "shefl.grpc.pb.h"
 #include "tests/test_support.h"
+
+#include <catch2/catch.hpp>
 
 namespace shefl {
 namespace {

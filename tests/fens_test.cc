@@ -5,8 +5,6 @@
 // booked. LibTorch's headers and the harness come before Catch.
 #include "tests/coordinator_harness.h"
 
-#include <catch2/catch.hpp>
-
 #include <ATen/ATen.h>
 
 #include <algorithm>
@@ -31,6 +29,8 @@
 #include "common/sparse/codec.h"
 #include "server/round/fens_round.h"
 #include "server/run/model_store.h"
+
+#include <catch2/catch.hpp>
 
 namespace shefl {
 namespace {

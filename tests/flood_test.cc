@@ -6,8 +6,6 @@
 // without the flood. (UploadDelta is on gRPC's callback API: a waiting
 // stream holds no thread; before, 640 such streams used up the 512 handler
 // threads and Register failed with "Server Threadpool Exhausted".)
-#include <catch2/catch.hpp>
-
 #include <arpa/inet.h>
 #include <grpcpp/grpcpp.h>
 #include <netinet/in.h>
@@ -26,6 +24,8 @@
 #include "common/net/call_metadata.h"
 #include "shefl.grpc.pb.h"
 #include "tests/test_support.h"
+
+#include <catch2/catch.hpp>
 
 namespace shefl {
 namespace {

@@ -4,8 +4,6 @@
 // nothing answers; a usage error named.
 #include "tests/coordinator_harness.h"  // first: see its comment
 
-#include <catch2/catch.hpp>
-
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
@@ -16,6 +14,8 @@
 #include <chrono>
 
 #include "tests/test_support.h"
+
+#include <catch2/catch.hpp>
 
 namespace shefl {
 namespace {

@@ -16,8 +16,6 @@
 // refused for another reason, so that a side door would wreck a model.
 #include "tests/coordinator_harness.h"  // first: see its comment
 
-#include <catch2/catch.hpp>
-
 #include <grpcpp/impl/rpc_method.h>
 #include <grpcpp/support/byte_buffer.h>
 #include <grpcpp/support/channel_arguments.h>
@@ -40,6 +38,8 @@
 #include <random>
 
 #include "common/sparse/varint.h"
+
+#include <catch2/catch.hpp>
 
 namespace shefl {
 namespace {

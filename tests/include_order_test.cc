@@ -1,11 +1,11 @@
 // The tree's #include blocks are in the order .clang-format gives
 // (scripts/sort_includes.py --check over every tracked C++ file), and the
 // check catches a file whose includes are out of order.
-#include <catch2/catch.hpp>
-
 #include <string>
 
 #include "tests/test_support.h"
+
+#include <catch2/catch.hpp>
 
 namespace shefl {
 namespace {

@@ -5,8 +5,6 @@
 // distance to the entropy floor, and a decoder that refuses by name.
 #include "common/sparse/index_codes.h"
 
-#include <catch2/catch.hpp>
-
 #include <algorithm>
 #include <cstring>
 #include <random>
@@ -16,6 +14,8 @@
 #include "common/sparse/bit_io.h"
 #include "common/sparse/codec.h"
 #include "common/sparse/varint.h"
+
+#include <catch2/catch.hpp>
 
 namespace shefl {
 namespace {

@@ -5,12 +5,12 @@
 // IP and TLS headers and the ACKs of the other direction, so it must be at
 // least what was accounted, and not far above it. The namespaces are gone
 // afterwards, also when the run fails.
-#include <catch2/catch.hpp>
-
 #include <cstdio>
 #include <regex>
 
 #include "tests/test_support.h"
+
+#include <catch2/catch.hpp>
 
 namespace shefl {
 namespace {

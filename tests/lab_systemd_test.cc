@@ -12,8 +12,6 @@
 // on every exit path; the images of deploy/containers/setup.sh stay.
 // Containers rather than network namespaces: each host needs its own PID 1
 // systemd, /etc and package database, as a lab machine has.
-#include <catch2/catch.hpp>
-
 #include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -27,6 +25,8 @@
 
 #include "tests/shell_support.h"
 #include "tests/test_support.h"
+
+#include <catch2/catch.hpp>
 
 namespace shefl {
 namespace {

@@ -2,12 +2,12 @@
 // gRPC's default 4 MiB message limit: the model goes down and a dense
 // delta comes back up in 1 MiB chunks. CIFAR-10 files are written here in
 // the real binary format (1 label byte + 3072 pixel bytes per record).
-#include <catch2/catch.hpp>
-
 #include <filesystem>
 #include <fstream>
 
 #include "tests/test_support.h"
+
+#include <catch2/catch.hpp>
 
 namespace shefl {
 namespace {

@@ -1,8 +1,6 @@
 // Tests of the `shefl` launcher: pure planning and parsing, sockets on
 // 127.0.0.1, real child processes (/bin/sh), and whole `shefl run`s against
 // stand-in children (shefl_fake_child).
-#include <catch2/catch.hpp>
-
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <signal.h>
@@ -31,6 +29,8 @@
 #include "cli/supervisor.h"
 #include "common/core/flags.h"
 #include "tests/test_support.h"
+
+#include <catch2/catch.hpp>
 
 namespace fs = std::filesystem;
 using namespace shefl;

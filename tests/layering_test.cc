@@ -5,8 +5,6 @@
 // launcher links neither side nor LibTorch, and common/ reaches cuda/ only
 // at learn's one dispatch point. A bad include in a scratch tree is shown
 // to fail.
-#include <catch2/catch.hpp>
-
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -18,6 +16,8 @@
 #include <vector>
 
 #include "tests/test_support.h"
+
+#include <catch2/catch.hpp>
 
 namespace fs = std::filesystem;
 

@@ -2,14 +2,14 @@
 // strides change, the values, the flat order and the outputs do not.
 #include "common/learn/layout.h"
 
-#include <catch2/catch.hpp>
-
 #include <ATen/Functions.h>
 #include <c10/core/GradMode.h>
 #include <torch/nn/modules/conv.h>
 
 #include "common/learn/flat_state.h"
 #include "common/learn/models.h"
+
+#include <catch2/catch.hpp>
 
 namespace shefl {
 namespace {

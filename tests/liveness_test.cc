@@ -4,13 +4,13 @@
 // launcher restarts it, it registers again under its certificate, takes
 // back its clients and the open round's tasks, and the run finishes with
 // every round recorded.
-#include <catch2/catch.hpp>
-
 #include <signal.h>
 
 #include <string>
 
 #include "tests/test_support.h"
+
+#include <catch2/catch.hpp>
 
 namespace shefl {
 namespace {

@@ -1,14 +1,14 @@
 // The method registry (common/fed/methods/): lookups, traits, presets, and
 // the one message that lists every key a method needs changed. Links only
 // common/fed and common/core: no LibTorch, no server.
-#include <catch2/catch.hpp>
-
 #include <string>
 
 #include "common/core/config.h"
 #include "common/core/model_catalog.h"
 #include "common/fed/config_load.h"
 #include "common/fed/methods/registry.h"
+
+#include <catch2/catch.hpp>
 
 namespace shefl {
 namespace {

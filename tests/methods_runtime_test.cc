@@ -2,8 +2,6 @@
 // and two daemons on 127.0.0.1): summary.json's accuracies and rounds to
 // threshold from real rounds, fp16/bf16 values on the wire, FedAvg,
 // FedProx and Fed-ensemble.
-#include <catch2/catch.hpp>
-
 #include <algorithm>
 #include <cstdlib>
 #include <iostream>
@@ -12,6 +10,8 @@
 #include <vector>
 
 #include "tests/test_support.h"
+
+#include <catch2/catch.hpp>
 
 namespace shefl {
 namespace {

@@ -3,14 +3,14 @@
 // planned rounds), not zeros: a dashboard keeps its lines and the
 // accuracy-dropped alert does not fire after each restart. A finished run
 // says so on /metrics (shefl_run_finished), which the alerts read.
-#include <catch2/catch.hpp>
-
 #include <signal.h>
 
 #include <chrono>
 #include <cmath>
 
 #include "tests/test_support.h"
+
+#include <catch2/catch.hpp>
 
 namespace shefl {
 namespace {

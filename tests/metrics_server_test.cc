@@ -5,8 +5,6 @@
 // yet far below what a server that handles one peer at a time needs.
 #include "common/net/metrics_server.h"
 
-#include <catch2/catch.hpp>
-
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <poll.h>
@@ -26,6 +24,8 @@
 
 #include "absl/strings/match.h"
 #include "tests/test_support.h"
+
+#include <catch2/catch.hpp>
 
 namespace shefl {
 namespace {

@@ -1,12 +1,12 @@
 #include "server/run/model_store.h"
 
-#include <catch2/catch.hpp>
-
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 
 #include "tests/test_support.h"
+
+#include <catch2/catch.hpp>
 
 namespace shefl {
 namespace {

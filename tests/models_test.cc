@@ -1,8 +1,6 @@
 // The model registry, the flat state layout and device parsing.
 #include "common/learn/models.h"
 
-#include <catch2/catch.hpp>
-
 #include <ATen/Functions.h>
 #include <ATen/Parallel.h>
 #include <c10/core/GradMode.h>
@@ -10,6 +8,8 @@
 #include "common/core/model_catalog.h"
 #include "common/learn/device.h"
 #include "common/learn/flat_state.h"
+
+#include <catch2/catch.hpp>
 
 namespace shefl {
 namespace {

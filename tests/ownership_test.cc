@@ -3,11 +3,11 @@
 // to register cannot take another's clients or name, and an auto:N daemon
 // restarted under a new name gets back its own identity's ids once their
 // session is gone.
-#include <catch2/catch.hpp>
-
 #include "server/run/ownership_file.h"
 #include "server/state/client_registry.h"
 #include "tests/test_support.h"
+
+#include <catch2/catch.hpp>
 
 namespace shefl {
 namespace {

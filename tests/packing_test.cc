@@ -6,13 +6,13 @@
 // a model version once for all its clients still books each client's
 // download as that client's own. Real launcher, coordinator and daemons on
 // 127.0.0.1.
-#include <catch2/catch.hpp>
-
 #include <map>
 #include <string>
 #include <vector>
 
 #include "tests/test_support.h"
+
+#include <catch2/catch.hpp>
 
 namespace shefl {
 namespace {

@@ -1,12 +1,12 @@
 #include "common/fed/partition.h"
 
-#include <catch2/catch.hpp>
-
 #include <algorithm>
 #include <string>
 #include <vector>
 
 #include "common/fed/config_load.h"
+
+#include <catch2/catch.hpp>
 
 namespace shefl {
 namespace {

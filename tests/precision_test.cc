@@ -4,10 +4,10 @@
 // train_test.
 #include "common/learn/precision.h"
 
-#include <catch2/catch.hpp>
-
 #include <ATen/ATen.h>
 #include <ATen/autocast_mode.h>
+
+#include <catch2/catch.hpp>
 
 namespace shefl {
 namespace {

@@ -10,13 +10,13 @@
 // by `shefl run --python-clients` finish with equal books and the C++-only
 // run's models; kill -9 of a Python client is survived; `pip install
 // ./python` works offline; `mypy --strict` finds no type error.
-#include <catch2/catch.hpp>
-
 #include <fstream>
 #include <string>
 #include <vector>
 
 #include "tests/test_support.h"
+
+#include <catch2/catch.hpp>
 
 namespace shefl {
 namespace {

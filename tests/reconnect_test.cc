@@ -1,7 +1,5 @@
 // Faults between real processes: daemons that come up before the
 // coordinator, and a daemon killed mid-run and started again.
-#include <catch2/catch.hpp>
-
 #include <signal.h>
 
 #include <algorithm>
@@ -14,6 +12,8 @@
 #include <vector>
 
 #include "tests/test_support.h"
+
+#include <catch2/catch.hpp>
 
 namespace shefl {
 namespace {

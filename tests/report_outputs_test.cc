@@ -2,14 +2,14 @@
 // seeds of one config): three non-empty PNGs, and a Markdown table whose
 // numbers are the runs' summary.json figures (mean and std of the final
 // accuracy, mean total MB) and that names the folders it read.
-#include <catch2/catch.hpp>
-
 #include <cmath>
 #include <cstdio>
 
 #include <nlohmann/json.hpp>
 
 #include "tests/test_support.h"
+
+#include <catch2/catch.hpp>
 
 namespace shefl {
 namespace {

@@ -5,8 +5,6 @@
 // share, so the resumed run reaches the uninterrupted run's models. (In
 // plaintext: under mutual TLS each daemon's certificate owns its clients,
 // and another packing would be refused by design.)
-#include <catch2/catch.hpp>
-
 #include <signal.h>
 
 #include <filesystem>
@@ -14,6 +12,8 @@
 #include <vector>
 
 #include "tests/test_support.h"
+
+#include <catch2/catch.hpp>
 
 namespace shefl {
 namespace {

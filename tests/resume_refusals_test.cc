@@ -2,12 +2,12 @@
 // a change of model.num_models, and a damaged rounds.jsonl line (named by
 // its number). A torn last line (a crash mid-append) is still dropped
 // quietly, as before.
-#include <catch2/catch.hpp>
-
 #include <string>
 #include <vector>
 
 #include "tests/test_support.h"
+
+#include <catch2/catch.hpp>
 
 namespace shefl {
 namespace {

@@ -1,7 +1,5 @@
 // kill -9 of the coordinator mid-run, then `shefl run --resume`: the run
 // ends with the same models as one that was never interrupted.
-#include <catch2/catch.hpp>
-
 #include <signal.h>
 
 #include <algorithm>
@@ -12,6 +10,8 @@
 #include <thread>
 
 #include "tests/test_support.h"
+
+#include <catch2/catch.hpp>
 
 namespace shefl {
 namespace {

@@ -1,9 +1,9 @@
 #include "common/core/rng.h"
 
-#include <catch2/catch.hpp>
-
 #include <numeric>
 #include <vector>
+
+#include <catch2/catch.hpp>
 
 namespace shefl {
 

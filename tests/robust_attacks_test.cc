@@ -3,12 +3,12 @@
 // and the round's record says what was refused or bounded; with it off,
 // the same attack does ruin them (so the defence is what saves them).
 // The 10-round figures on Fashion-MNIST are bench/robustness.sh's.
-#include <catch2/catch.hpp>
-
 #include <string>
 #include <vector>
 
 #include "tests/test_support.h"
+
+#include <catch2/catch.hpp>
 
 namespace shefl {
 namespace {

@@ -3,11 +3,11 @@
 // and that nothing depends on the order the updates arrived in.
 #include "common/fed/robust.h"
 
-#include <catch2/catch.hpp>
-
 #include <algorithm>
 #include <cmath>
 #include <random>
+
+#include <catch2/catch.hpp>
 
 namespace shefl {
 namespace {

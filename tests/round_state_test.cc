@@ -3,11 +3,11 @@
 // round's line was written (seen as a flake of runtime_test under load).
 #include "server/state/round_state.h"
 
-#include <catch2/catch.hpp>
-
 #include <atomic>
 #include <chrono>
 #include <thread>
+
+#include <catch2/catch.hpp>
 
 namespace shefl {
 namespace {

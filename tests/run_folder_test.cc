@@ -5,9 +5,9 @@
 // Before Catch: LibTorch's glog would otherwise replace Catch's CHECK.
 #include "server/run/run_folder.h"
 
-#include <catch2/catch.hpp>
-
 #include "tests/test_support.h"
+
+#include <catch2/catch.hpp>
 
 namespace shefl {
 namespace {

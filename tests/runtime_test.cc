@@ -1,11 +1,11 @@
 // The distributed runtime through real processes on 127.0.0.1: the
 // launcher starts shefl-coordinator and shefl-client daemons.
-#include <catch2/catch.hpp>
-
 #include <filesystem>
 #include <map>
 
 #include "tests/test_support.h"
+
+#include <catch2/catch.hpp>
 
 namespace shefl {
 namespace {

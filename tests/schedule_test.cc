@@ -1,10 +1,10 @@
 #include "common/fed/schedule.h"
 
-#include <catch2/catch.hpp>
-
 #include <cmath>
 #include <map>
 #include <set>
+
+#include <catch2/catch.hpp>
 
 namespace shefl {
 namespace {

@@ -3,12 +3,12 @@
 // refusals of a state from another round or shape. No LibTorch.
 #include "common/fed/server_optimizer.h"
 
-#include <catch2/catch.hpp>
-
 #include <cmath>
 #include <fstream>
 
 #include "tests/test_support.h"
+
+#include <catch2/catch.hpp>
 
 namespace shefl {
 namespace {

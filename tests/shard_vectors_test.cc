@@ -9,8 +9,6 @@
 // with SHEFL_WRITE_SHARD_VECTORS=1 to rewrite it after a deliberate change.
 // LibTorch's headers before Catch's: glog's CHECK must not replace Catch's
 // (test_inventory_test).
-#include <catch2/catch.hpp>
-
 #include <ATen/ATen.h>
 
 #include <cstdlib>
@@ -24,6 +22,8 @@
 #include "common/fed/client_metrics.h"
 #include "common/fed/partition.h"
 #include "tests/test_support.h"
+
+#include <catch2/catch.hpp>
 
 namespace shefl {
 namespace {

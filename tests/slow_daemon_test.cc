@@ -5,8 +5,6 @@
 // in those rounds (rounds.jsonl `daemon_done_seconds`), while the round
 // itself waits for the stopped one until its deadline. Real coordinator
 // and daemons on 127.0.0.1.
-#include <catch2/catch.hpp>
-
 #include <signal.h>
 
 #include <filesystem>
@@ -14,6 +12,8 @@
 #include <vector>
 
 #include "tests/test_support.h"
+
+#include <catch2/catch.hpp>
 
 namespace shefl {
 namespace {

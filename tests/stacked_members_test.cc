@@ -15,8 +15,6 @@
 // more of the scale), so a wrong gradient or a wrong batch would fail.
 #include "common/learn/stacked_members.h"
 
-#include <catch2/catch.hpp>
-
 #include <ATen/Context.h>
 #include <ATen/Functions.h>
 #include <c10/core/GradMode.h>
@@ -26,6 +24,8 @@
 #include "common/learn/flat_state.h"
 #include "common/learn/stacked_train.h"
 #include "common/learn/train.h"
+
+#include <catch2/catch.hpp>
 
 namespace shefl {
 namespace {

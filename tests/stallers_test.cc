@@ -3,8 +3,6 @@
 // (shefl-client --adversary stall): its clients are benched after
 // clients.staller_strikes deadline rounds, and the rounds that follow no
 // longer wait for the deadline.
-#include <catch2/catch.hpp>
-
 #include <algorithm>
 #include <map>
 #include <string>
@@ -12,6 +10,8 @@
 
 #include "server/state/staller_book.h"
 #include "tests/test_support.h"
+
+#include <catch2/catch.hpp>
 
 namespace shefl {
 namespace {

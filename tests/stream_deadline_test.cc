@@ -6,9 +6,9 @@
 // an unread download does not block the server here.)
 #include "tests/coordinator_harness.h"  // first: see its comment
 
-#include <catch2/catch.hpp>
-
 #include <chrono>
+
+#include <catch2/catch.hpp>
 
 namespace shefl {
 namespace {

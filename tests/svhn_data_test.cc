@@ -3,8 +3,6 @@
 // [32,32,3,N] column-major and y [N,1] of 1..10, plain and inside
 // miCOMPRESSED zlib streams) and reads them back through LoadDataset.
 // LibTorch's headers (glog's CHECK) before Catch2's, which then wins.
-#include <catch2/catch.hpp>
-
 #include <unistd.h>
 #include <zlib.h>
 
@@ -20,6 +18,8 @@
 #include "common/data/data_svhn.h"
 #include "common/fed/config_load.h"
 #include "tests/test_support.h"
+
+#include <catch2/catch.hpp>
 
 namespace shefl {
 namespace {

@@ -3,12 +3,12 @@
 // session cancels.
 #include "client/task_queue.h"
 
-#include <catch2/catch.hpp>
-
 #include <chrono>
 #include <future>
 #include <string>
 #include <vector>
+
+#include <catch2/catch.hpp>
 
 namespace shefl {
 namespace {

@@ -4,9 +4,9 @@
 // formula), HPC and LPC epochs, batch size and FedProx's mu.
 #include "tests/coordinator_harness.h"  // first: see its comment
 
-#include <catch2/catch.hpp>
-
 #include <cmath>
+
+#include <catch2/catch.hpp>
 
 namespace shefl {
 namespace {

@@ -3,8 +3,6 @@
 // catch_discover_tests once split names containing ';' into two entries
 // that each matched nothing, and Catch2 exits 0 on an empty match unless
 // told `-w NoTests`: ctest reported passes for tests that never ran.
-#include <catch2/catch.hpp>
-
 #include <sys/wait.h>
 
 #include <cstdio>
@@ -16,6 +14,8 @@
 #include <vector>
 
 #include <nlohmann/json.hpp>
+
+#include <catch2/catch.hpp>
 
 namespace shefl {
 namespace {

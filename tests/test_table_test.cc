@@ -3,11 +3,11 @@
 // (build/test_labels.txt, tests/CMakeLists.txt): a test added or a library
 // newly linked without running the script fails here. A stale scratch copy
 // is shown to fail, and to pass once the script has rewritten it.
-#include <catch2/catch.hpp>
-
 #include <string>
 
 #include "tests/test_support.h"
+
+#include <catch2/catch.hpp>
 
 namespace shefl {
 namespace {

@@ -3,11 +3,11 @@
 // hold a lock (tests/thread_safety_check.py, with each file's flags from the
 // build's compile database), and a scratch file that reads a guarded field
 // without its lock, which the same check must refuse.
-#include <catch2/catch.hpp>
-
 #include <string>
 
 #include "tests/test_support.h"
+
+#include <catch2/catch.hpp>
 
 namespace shefl {
 namespace {

@@ -4,8 +4,6 @@
 // k = 0, k = d; with the AVX2 pass and with the scalar one; NaN and Inf
 // refused on every path. Torch-free; TopK against the tensor-ops reference
 // is in compress_test.
-#include <catch2/catch.hpp>
-
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -16,6 +14,8 @@
 #include <vector>
 
 #include "common/sparse/radix_topk.h"
+
+#include <catch2/catch.hpp>
 
 namespace shefl {
 namespace {

@@ -4,8 +4,6 @@
 // saw.
 #include "common/sparse/topk_threshold.h"
 
-#include <catch2/catch.hpp>
-
 #include <ATen/ATen.h>
 
 #include <cmath>
@@ -15,6 +13,8 @@
 
 #include "common/fed/schedule.h"
 #include "common/learn/compress.h"
+
+#include <catch2/catch.hpp>
 
 namespace shefl {
 namespace {

@@ -6,12 +6,12 @@
 // build's compile database), which scripts/setup.sh puts in
 // build/libtorch2. Without those headers the test fails, saying how to get
 // them: a CI machine that lost them must not pass silently.
-#include <catch2/catch.hpp>
-
 #include <string>
 #include <vector>
 
 #include "tests/test_support.h"
+
+#include <catch2/catch.hpp>
 
 namespace shefl {
 namespace {

@@ -2,8 +2,6 @@
 // model, and one seed gives bit-identical weights.
 #include "common/learn/train.h"
 
-#include <catch2/catch.hpp>
-
 #include <ATen/Context.h>
 #include <ATen/Functions.h>
 #include <c10/core/GradMode.h>
@@ -14,6 +12,8 @@
 
 #include "common/learn/flat_state.h"
 #include "common/learn/train_internal.h"
+
+#include <catch2/catch.hpp>
 
 namespace shefl {
 namespace {

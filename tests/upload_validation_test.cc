@@ -5,11 +5,11 @@
 // closed by its deadline: round_deadline_test.cc.)
 #include "tests/coordinator_harness.h"  // first: see its comment
 
-#include <catch2/catch.hpp>
-
 #include <thread>
 
 #include "common/sparse/varint.h"
+
+#include <catch2/catch.hpp>
 
 namespace shefl {
 namespace {

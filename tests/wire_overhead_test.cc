@@ -7,8 +7,6 @@
 // rounds.jsonl value for value; a daemon's /metrics must agree with the
 // coordinator's books and its own daemons/<name>.jsonl wherever a scrape
 // can be placed without a race.
-#include <catch2/catch.hpp>
-
 #include <signal.h>
 
 #include <algorithm>
@@ -20,6 +18,8 @@
 #include <vector>
 
 #include "tests/test_support.h"
+
+#include <catch2/catch.hpp>
 
 namespace shefl {
 namespace {
