@@ -241,10 +241,12 @@ TEST_CASE("the dashboard imports into any Grafana and its units fit its series")
         metrics.insert(std::regex_replace(it->str(), std::regex("_(sum|count|bucket)$"), ""));
     }
   }
-  // Every metric a panel reads is one the binaries export.
+  // Every metric a panel reads is one the binaries export (server/ with
+  // its rooms, client/).
   std::string code;
   for (const char* dir : {"/server", "/client"})
-    for (const auto& f : std::filesystem::directory_iterator(std::string(SHEFL_SOURCE_DIR) + dir))
+    for (const auto& f : std::filesystem::recursive_directory_iterator(
+             std::string(SHEFL_SOURCE_DIR) + dir))
       if (f.path().extension() == ".cc") code += ReadFile(f.path().string());
   CHECK(metrics.size() >= 25u);
   for (const std::string& m : metrics) {

@@ -57,10 +57,10 @@ TEST_CASE("every alert's promtool unit test passes") {
   CHECK(n == 6);
 }
 
-// The .cc files of `dir`, as one text.
+// The .cc files of `dir` and its subfolders (server/'s rooms), as one text.
 std::string Sources(const std::string& dir) {
   std::string all;
-  for (const auto& e : std::filesystem::directory_iterator(dir))
+  for (const auto& e : std::filesystem::recursive_directory_iterator(dir))
     if (e.path().extension() == ".cc") all += testing::ReadFile(e.path().string());
   return all;
 }
