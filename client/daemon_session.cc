@@ -19,16 +19,6 @@
 
 namespace shefl {
 
-namespace {
-
-int64_t SteadyNs() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(
-             std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
-
-}  // namespace
-
 absl::StatusOr<Daemon::SessionEnd> Daemon::Session(
     v1::Coordinator::Stub& stub) {
   auto registered = Register(stub);

@@ -6,15 +6,11 @@
 
 namespace shefl {
 
-namespace {
-
 int64_t SteadyNs() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(
              std::chrono::steady_clock::now().time_since_epoch())
       .count();
 }
-
-}  // namespace
 
 std::optional<TaskProgress::Summary> TaskProgress::Finish(bool sent,
                                                           double loss) {

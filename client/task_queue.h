@@ -37,6 +37,10 @@
 
 namespace shefl {
 
+// Monotonic nanoseconds: the clock of the queue's burst wait and of the
+// session's heartbeat silence.
+int64_t SteadyNs();
+
 // What the items of one task share, so that the per-task log line is
 // written by the item that finishes last. Thread-safe (mu_).
 class TaskProgress {

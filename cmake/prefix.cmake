@@ -1,7 +1,7 @@
 # Building against a prefix of unpacked Debian 12 packages (SHEFL_PREFIX)
-# instead of the system's: the lent GPU machine has no apt, so
-# scripts/gpu-build.sh carries gRPC, protobuf, abseil, prometheus-cpp and the
-# rest there. Included by the top-level CMakeLists.txt before any
+# instead of the system's: a GPU machine without apt (or root) gets
+# gRPC, protobuf, abseil, prometheus-cpp and the rest from
+# scripts/gpu-build.sh. Included by the top-level CMakeLists.txt before any
 # find_package(); the pitfalls are the ones in docs/GPU.md.
 
 set(_shefl_usr "${SHEFL_PREFIX}/usr")
