@@ -296,6 +296,59 @@ absl::Status StackedMembers::WriteBack() {
   return absl::OkStatus();
 }
 
+at::Tensor StackedMembers::KeepRows(const at::Tensor& stacked, int64_t m,
+                                    const std::vector<int64_t>& keep) {
+  std::vector<at::Tensor> chunks = stacked.chunk(m, 0);
+  std::vector<at::Tensor> kept;
+  for (int64_t k : keep) kept.push_back(chunks.at(k));
+  at::Tensor out = at::cat(kept, 0);
+  // A 4-d stack in channels-last memory stays so (a 1x1 kernel is both).
+  const bool cl = stacked.dim() == 4 && !stacked.is_contiguous() &&
+                  stacked.is_contiguous(at::MemoryFormat::ChannelsLast);
+  return cl ? ChannelsLast(out) : out.contiguous();
+}
+
+absl::Status StackedMembers::Keep(const std::vector<int64_t>& keep) {
+  try {
+    c10::NoGradGuard no_grad;
+    std::vector<bool> stays(m_, false);
+    for (int64_t k : keep) stays.at(k) = true;
+    for (Slot& slot : slots_) {
+      std::vector<at::Tensor> chunks = slot.stacked.chunk(m_, 0);
+      for (int64_t k = 0; k < m_; ++k) {
+        if (!stays[k])
+          slot.member[k].copy_(chunks[k].reshape(slot.member[k].sizes()));
+      }
+      std::vector<at::Tensor> members;
+      for (int64_t k : keep) members.push_back(slot.member[k]);
+      slot.member = std::move(members);
+      if (keep.empty()) {
+        slot.stacked = at::Tensor();
+        continue;
+      }
+      slot.stacked = KeepRows(slot.stacked.detach(), m_, keep);
+      if (slot.is_param) slot.stacked.requires_grad_(true);
+    }
+  } catch (const c10::Error& e) {
+    return absl::InternalError(
+        absl::StrCat("stacked keep: ", e.what_without_backtrace()));
+  }
+  std::vector<std::shared_ptr<Net>> members;
+  for (int64_t k : keep) members.push_back(members_[k]);
+  members_ = std::move(members);
+  m_ = static_cast<int64_t>(keep.size());
+  return absl::OkStatus();
+}
+
+at::Tensor StackedMembers::PerMember(const at::Tensor& v,
+                                     size_t param_index) const {
+  const at::Tensor p = parameters().at(param_index);
+  std::vector<int64_t> shape(p.dim(), 1);
+  shape[0] = p.size(0);
+  const int64_t rows = p.size(0) / m_;  // 1 where stacked on a new dim
+  return (rows == 1 ? v : v.repeat_interleave(rows)).view(shape);
+}
+
 const at::Tensor& StackedMembers::T(const std::string& name) const {
   auto it = by_name_.find(name);
   TORCH_CHECK(it != by_name_.end(), "stacked members: no tensor '", name, "'");

@@ -79,6 +79,20 @@ class StackedMembers final : public StackedOps {
   // keeping its storage, device and layout.
   absl::Status WriteBack();
 
+  // The cohort's shrinking stack (common/learn/cohort_train.h): keeps the
+  // members at positions `keep` (ascending, of the current stack) and
+  // writes every other one back into its own network first. The kept
+  // parameters become new leaves (gradients dropped). An empty `keep`
+  // writes all back and leaves an empty stack.
+  absl::Status Keep(const std::vector<int64_t>& keep);
+  // A tensor stacked like the parameters (a momentum buffer, a stacked
+  // reference: members in M equal chunks of dim 0) narrowed to `keep`.
+  static at::Tensor KeepRows(const at::Tensor& stacked, int64_t m,
+                             const std::vector<int64_t>& keep);
+  // One value per member, v [M], shaped to broadcast against parameter
+  // `param_index` of parameters(): a per-member learning rate.
+  at::Tensor PerMember(const at::Tensor& v, size_t param_index) const;
+
   // The layer operations (stacked_ops.h) the registered stacked forwards
   // are written against.
   at::Tensor Conv(const at::Tensor& x, const std::string& name,

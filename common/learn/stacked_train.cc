@@ -30,17 +30,6 @@ at::Tensor MemberLosses(const at::Tensor& logits, const at::Tensor& y) {
   return -picked.squeeze(2).mean(1);
 }
 
-// mu/2 * sum over members of ||w_m - ref_m||^2, with the stacked
-// references (zero without FedProx).
-at::Tensor ProxLoss(const std::vector<at::Tensor>& params,
-                    const std::vector<at::Tensor>& refs, double mu) {
-  at::Tensor sum = (params[0] - refs[0]).pow(2).sum();
-  for (size_t i = 1; i < params.size(); ++i) {
-    sum = sum + (params[i] - refs[i]).pow(2).sum();
-  }
-  return sum * (mu / 2);
-}
-
 std::vector<double> ToDoubles(const at::Tensor& t) {
   at::Tensor c = t.detach().to(c10::kCPU, at::kDouble).contiguous();
   return std::vector<double>(c.data_ptr<double>(),
@@ -102,7 +91,7 @@ absl::StatusOr<std::vector<TrainStats>> StackedLoop(
         losses = MemberLosses(net.Forward(x), y).to(at::kFloat);
       }
       at::Tensor total = losses.sum();
-      if (!refs.empty()) total = total + ProxLoss(params, refs, cfg.prox_mu);
+      if (!refs.empty()) total = total + train_internal::StackedProxLoss(params, refs, cfg.prox_mu);
       total.backward();
       opt->step();
       const int64_t bs = r.second - r.first;
@@ -140,6 +129,19 @@ absl::StatusOr<std::vector<TrainStats>> StackedLoop(
 }
 
 }  // namespace
+
+namespace train_internal {
+
+at::Tensor StackedProxLoss(const std::vector<at::Tensor>& params,
+                           const std::vector<at::Tensor>& refs, double mu) {
+  at::Tensor sum = (params[0] - refs[0]).pow(2).sum();
+  for (size_t i = 1; i < params.size(); ++i) {
+    sum = sum + (params[i] - refs[i]).pow(2).sum();
+  }
+  return sum * (mu / 2);
+}
+
+}  // namespace train_internal
 
 absl::StatusOr<std::vector<TrainStats>> LocalTrainStacked(
     const std::vector<std::shared_ptr<Net>>& models, const Dataset& data,

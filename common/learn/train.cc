@@ -249,12 +249,17 @@ std::mt19937_64 BatchOrderRng(const LocalTrainParams& p) {
                   static_cast<uint64_t>(p.member)});
 }
 
+double StepLearningRate(const TrainConfig& cfg, const LocalTrainParams& p,
+                        int64_t pass, int64_t step) {
+  if (cfg.lr_schedule != "cosine") return p.lr;
+  return p.steps > 0 ? LocalLearningRate(cfg, p.lr, step, p.steps)
+                     : LocalLearningRate(cfg, p.lr, pass, p.epochs);
+}
+
 void ScheduleStep(torch::optim::Optimizer& opt, const TrainConfig& cfg,
                   const LocalTrainParams& p, int64_t pass, int64_t step) {
   if (cfg.lr_schedule != "cosine") return;
-  const bool by_steps = p.steps > 0;
-  const double lr = by_steps ? LocalLearningRate(cfg, p.lr, step, p.steps)
-                             : LocalLearningRate(cfg, p.lr, pass, p.epochs);
+  const double lr = StepLearningRate(cfg, p, pass, step);
   for (torch::optim::OptimizerParamGroup& g : opt.param_groups()) {
     g.options().set_lr(lr);
   }

@@ -55,6 +55,16 @@ std::unique_ptr<torch::optim::Optimizer> MakeOptimizer(
 void ScheduleStep(torch::optim::Optimizer& opt, const TrainConfig& cfg,
                   const LocalTrainParams& p, int64_t pass, int64_t step);
 
+// mu/2 * sum over stacked members of ||w_m - ref_m||^2 (FedProx on a
+// stack; the references stacked like the parameters).
+at::Tensor StackedProxLoss(const std::vector<at::Tensor>& params,
+                           const std::vector<at::Tensor>& refs, double mu);
+
+// The lr of the coming step under cfg.lr_schedule (p.lr itself under
+// "constant"): per pass when p trains by epochs, per step by p.steps.
+double StepLearningRate(const TrainConfig& cfg, const LocalTrainParams& p,
+                        int64_t pass, int64_t step);
+
 }  // namespace train_internal
 }  // namespace shefl
 

@@ -1,0 +1,279 @@
+// The stacked loop of CohortTrain (common/learn/cohort_train.h): every
+// lane still training takes one step at once; lanes that have taken all
+// their steps leave the stack, written back into their own networks.
+#include <ATen/Functions.h>
+#include <ATen/core/Reduction.h>
+#include <c10/core/GradMode.h>
+#include <c10/util/Exception.h>
+
+#include <algorithm>
+#include <memory>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "common/learn/cohort_lanes.h"
+#include "common/learn/precision.h"
+#include "common/learn/stacked_members.h"
+
+namespace shefl {
+namespace cohort_internal {
+namespace {
+
+using Results = std::vector<std::optional<absl::StatusOr<TrainStats>>>;
+
+// One step's batches of every lane in the stack.
+struct StepBatch {
+  at::Tensor x, y;       // [T, B, ...] and [T, B]
+  at::Tensor books;      // [T]: each lane's (task, pass) row of the loss books
+  int64_t full = 0;      // B
+  bool all_full = true;  // no lane padded: the plain mean applies
+  at::Tensor mask;       // [T, B] 1 real / 0 padding (unless all_full)
+  at::Tensor counts;     // [T] real samples (unless all_full)
+  bool uniform_lr = true;
+  double lr = 0;         // every lane's lr when uniform_lr
+  at::Tensor lrs;        // [T] otherwise
+};
+
+std::vector<double> ToHost(const at::Tensor& t) {
+  at::Tensor c = t.detach().to(c10::kCPU, at::kDouble).contiguous();
+  return std::vector<double>(c.data_ptr<double>(),
+                             c.data_ptr<double>() + c.numel());
+}
+
+class Stack {
+ public:
+  Stack(std::vector<Lane> lanes, const CohortShard& shard,
+        std::vector<CohortTask>& tasks, const TrainConfig& cfg,
+        c10::Device dev, Results& results)
+      : lanes_(std::move(lanes)), shard_(shard), tasks_(tasks), cfg_(cfg),
+        dev_(dev), results_(results) {}
+
+  absl::Status Run() {
+    if (absl::Status st = Begin(); !st.ok()) return st;
+    for (bool first = true;; first = false) {
+      std::vector<train_internal::BatchRange> ranges;
+      if (absl::Status st = Advance(&ranges); !st.ok()) return st;
+      if (lanes_.empty()) return absl::OkStatus();
+      const StepBatch b = Gather(ranges);
+      for (at::Tensor& p : params_) p.mutable_grad().reset();
+      at::Tensor losses;  // [T]
+      {
+        AutocastScope autocast(cfg_.precision, dev_);  // bf16: forward, loss
+        losses = Losses(b).to(at::kFloat);
+      }
+      at::Tensor total = losses.sum();
+      if (!refs_.empty())
+        total = total + train_internal::StackedProxLoss(params_, refs_,
+                                                        cfg_.prox_mu);
+      total.backward();
+      OptimiserStep(b);
+      Book(losses.detach(), b, first);
+    }
+  }
+
+ private:
+  absl::Status Begin() {
+    std::vector<std::shared_ptr<Net>> nets;
+    std::vector<at::Tensor> flats;
+    int64_t passes = 1;
+    for (const Lane& lane : lanes_) {
+      nets.push_back(tasks_[lane.task].net);
+      nets.back()->to(dev_);
+      nets.back()->train(true);
+      flats.push_back(lane.p.prox_reference);
+      passes = std::max(passes, lane.MaxPasses());
+    }
+    auto net = StackedMembers::Create(std::move(nets), dev_);
+    if (!net.ok()) return net.status();
+    net_ = *std::move(net);
+    net_->train(true);
+    params_ = net_->parameters();
+    momentum_.assign(params_.size(), at::Tensor());
+    if (cfg_.prox_mu > 0) {
+      auto refs = net_->StackReferences(flats);
+      if (!refs.ok()) return refs.status();
+      refs_ = *std::move(refs);
+    }
+    max_passes_ = passes;
+    const auto opts = shard_.x.options().dtype(at::kFloat);
+    books_ = at::zeros({static_cast<int64_t>(tasks_.size()) * passes}, opts);
+    firsts_ = at::zeros({static_cast<int64_t>(tasks_.size())}, opts);
+    return absl::OkStatus();
+  }
+
+  // Every lane's next batch; the lanes that have none left leave first.
+  absl::Status Advance(std::vector<train_internal::BatchRange>* ranges) {
+    std::vector<int64_t> keep, leaving;
+    for (size_t i = 0; i < lanes_.size(); ++i) {
+      std::optional<train_internal::BatchRange> r = lanes_[i].Next();
+      if (r) {
+        ranges->push_back(*r);
+        keep.push_back(static_cast<int64_t>(i));
+      } else {
+        leaving.push_back(static_cast<int64_t>(i));
+      }
+    }
+    return leaving.empty() ? absl::OkStatus() : Leave(keep, leaving);
+  }
+
+  // Writes the leaving lanes back, then gives them their results.
+  absl::Status Leave(const std::vector<int64_t>& keep,
+                     const std::vector<int64_t>& leaving) {
+    const std::vector<double> books = ToHost(books_);
+    const std::vector<double> firsts = ToHost(firsts_);
+    const int64_t m = net_->size();
+    if (absl::Status st = net_->Keep(keep); !st.ok()) return st;
+    for (int64_t i : leaving) {
+      const Lane& lane = lanes_[i];
+      const auto row = books.begin() + lane.task * max_passes_;
+      results_[lane.task] = LaneStats(lane, {row, row + max_passes_},
+                                      firsts[lane.task], 0);
+    }
+    for (size_t j = 0; j < params_.size(); ++j) {
+      if (momentum_[j].defined() && !keep.empty())
+        momentum_[j] = StackedMembers::KeepRows(momentum_[j], m, keep);
+      if (!refs_.empty() && !keep.empty())
+        refs_[j] = StackedMembers::KeepRows(refs_[j], m, keep);
+    }
+    params_ = net_->parameters();
+    std::vector<Lane> kept;
+    for (int64_t i : keep) kept.push_back(std::move(lanes_[i]));
+    lanes_ = std::move(kept);
+    return absl::OkStatus();
+  }
+
+  StepBatch Gather(const std::vector<train_internal::BatchRange>& ranges);
+  at::Tensor Losses(const StepBatch& b);
+  void OptimiserStep(const StepBatch& b);
+  void Book(const at::Tensor& losses, const StepBatch& b, bool first);
+
+  std::vector<Lane> lanes_;  // in stack order
+  const CohortShard& shard_;
+  std::vector<CohortTask>& tasks_;
+  const TrainConfig& cfg_;
+  const c10::Device dev_;
+  Results& results_;
+  std::unique_ptr<StackedMembers> net_;
+  std::vector<at::Tensor> params_, momentum_, refs_;
+  at::Tensor books_;   // [tasks x passes]: loss x batch size, per pass
+  at::Tensor firsts_;  // [tasks]: the first step's losses
+  int64_t max_passes_ = 1;
+};
+
+// One host-to-device copy of the rows (padding repeats a lane's first row
+// of the batch) and of the book rows, a second only for a padded step.
+StepBatch Stack::Gather(const std::vector<train_internal::BatchRange>& ranges) {
+  StepBatch b;
+  const int64_t t = static_cast<int64_t>(ranges.size());
+  for (const auto& r : ranges) b.full = std::max(b.full, r.second - r.first);
+  std::vector<int64_t> rows(t * b.full + t);
+  std::vector<float> mask, counts;
+  b.lr = train_internal::StepLearningRate(cfg_, lanes_[0].p, lanes_[0].pass,
+                                          lanes_[0].steps - 1);
+  std::vector<float> lrs(t);
+  for (int64_t i = 0; i < t; ++i) {
+    const Lane& lane = lanes_[i];
+    const int64_t n = ranges[i].second - ranges[i].first;
+    for (int64_t j = 0; j < b.full; ++j)
+      rows[i * b.full + j] = lane.ids[ranges[i].first + std::min(j, n - 1)];
+    rows[t * b.full + i] = static_cast<int64_t>(lane.task) * max_passes_ + lane.pass;
+    b.all_full = b.all_full && n == b.full;
+    for (int64_t j = 0; j < b.full; ++j) mask.push_back(j < n ? 1.f : 0.f);
+    counts.push_back(static_cast<float>(n));
+    const double lr = train_internal::StepLearningRate(cfg_, lane.p, lane.pass,
+                                                       lane.steps - 1);
+    lrs[i] = static_cast<float>(lr);
+    b.uniform_lr = b.uniform_lr && lr == b.lr;
+  }
+  const at::Tensor meta = at::tensor(rows, at::kLong).to(dev_);
+  const at::Tensor picked = meta.narrow(0, 0, t * b.full);
+  std::vector<int64_t> shape = {t, b.full};
+  for (int64_t d = 1; d < shard_.x.dim(); ++d) shape.push_back(shard_.x.size(d));
+  b.x = shard_.x.index_select(0, picked).view(shape);
+  b.y = shard_.y.index_select(0, picked).view({t, b.full});
+  b.books = meta.narrow(0, t * b.full, t);
+  if (!b.all_full || !b.uniform_lr) {
+    mask.insert(mask.end(), counts.begin(), counts.end());
+    mask.insert(mask.end(), lrs.begin(), lrs.end());
+    const at::Tensor f = at::tensor(mask, at::kFloat).to(dev_);
+    b.mask = f.narrow(0, 0, t * b.full).view({t, b.full});
+    b.counts = f.narrow(0, t * b.full, t);
+    b.lrs = f.narrow(0, t * b.full + t, t);
+  }
+  return b;
+}
+
+// Each lane's mean cross-entropy over its own real samples.
+at::Tensor Stack::Losses(const StepBatch& b) {
+  const at::Tensor logits = net_->ForwardEach(b.x);  // [T, B, K]
+  const int64_t t = logits.size(0), k = logits.size(2);
+  const at::Tensor ce =
+      at::cross_entropy_loss(logits.reshape({t * b.full, k}),
+                             b.y.reshape({t * b.full}), {},
+                             at::Reduction::None)
+          .view({t, b.full});
+  if (b.all_full) return ce.mean(1);
+  return ce.mul(b.mask).sum(1).div(b.counts);
+}
+
+// SGD as torch::optim::SGD steps it (d = g + wd p; momentum without
+// dampening; p -= lr d), over the stack: one foreach call for all
+// parameters in the common case (no momentum, one lr).
+void Stack::OptimiserStep(const StepBatch& b) {
+  c10::NoGradGuard no_grad;
+  std::vector<at::Tensor> grads;
+  for (const at::Tensor& p : params_) grads.push_back(p.grad());
+  const double wd = cfg_.weight_decay, mom = cfg_.momentum;
+  if (mom == 0 && b.uniform_lr) {
+    if (wd != 0) grads = at::_foreach_add(grads, params_, wd);
+    at::_foreach_add_(params_, grads, -b.lr);
+    return;
+  }
+  for (size_t i = 0; i < params_.size(); ++i) {
+    at::Tensor d = wd != 0 ? grads[i].add(params_[i], wd) : grads[i];
+    if (mom != 0) {
+      if (!momentum_[i].defined()) {
+        momentum_[i] = d.clone();
+      } else {
+        momentum_[i].mul_(mom).add_(d);
+      }
+      d = momentum_[i];
+    }
+    if (b.uniform_lr) {
+      params_[i].add_(d, -b.lr);
+    } else {
+      params_[i].addcmul_(d, net_->PerMember(b.lrs, i), -1);
+    }
+  }
+}
+
+// LocalTrain's books: the sum of loss x batch size per pass, in float as
+// it keeps them, and the first step's loss.
+void Stack::Book(const at::Tensor& losses, const StepBatch& b, bool first) {
+  const at::Tensor weighted =
+      b.all_full ? losses * static_cast<double>(b.full) : losses * b.counts;
+  books_.index_add_(0, b.books, weighted);
+  if (!first) return;
+  std::vector<int64_t> tasks;
+  for (const Lane& lane : lanes_) tasks.push_back(static_cast<int64_t>(lane.task));
+  firsts_.index_copy_(0, at::tensor(tasks, at::kLong).to(dev_), losses);
+}
+
+}  // namespace
+
+absl::Status RunStack(std::vector<Lane> lanes, const CohortShard& shard,
+                      std::vector<CohortTask>& tasks, const TrainConfig& cfg,
+                      c10::Device device, Results& results) {
+  try {
+    Stack stack(std::move(lanes), shard, tasks, cfg, device, results);
+    return stack.Run();
+  } catch (const c10::Error& e) {
+    return absl::InternalError(
+        absl::StrCat("cohort stack: ", e.what_without_backtrace()));
+  } catch (const std::exception& e) {
+    return absl::InternalError(absl::StrCat("cohort stack: ", e.what()));
+  }
+}
+
+}  // namespace cohort_internal
+}  // namespace shefl
