@@ -8,18 +8,24 @@
 #   scripts/gpu-build.sh build              THERE: configure + build build-gpu/
 #   scripts/gpu-build.sh test [CTEST ARGS]  THERE: ctest with CUDA visible
 #   scripts/gpu-build.sh all  [CTEST ARGS]  THERE: build, then test
+#   scripts/gpu-build.sh bench              THERE: build only what the figures
+#       need, run the CUDA tests, then every figure of docs/GPU.md, the GPU
+#       beside the same machine's CPU (under 9 minutes on 16 cores)
 #
 # Copy the checkout with .gpu/ to the GPU machine, then there:
 #   OUT=gpu-logs bash scripts/gpu-build.sh all
+#   OUT=gpu-logs bash scripts/gpu-build.sh bench   # gpu-logs/gpu-figures.md
 #
 # .gpu/ (git-ignored) is what travels: prefix.tar.xz (the Debian libraries,
 # about 10 MB) and fashion-mnist/ (the data set, 30 MB). The prefix is
 # unpacked into .gpu-prefix/, which never travels.
 # Environment: SHEFL_GPU_BUILD_DIR (default build-gpu), SHEFL_TORCH_PREFIX
 # (a Torch CMake prefix instead of asking python3's torch), SHEFL_GPU_DEADLINE
-# (seconds `all` may take, default 570), SHEFL_GPU_CTEST_EXCLUDE (ctest -E
-# regex of tests that need tools only Debian has; empty runs everything),
-# OUT (logs are copied there when set).
+# (seconds `all` may take, default 570; `bench`, default 540),
+# SHEFL_GPU_CTEST_EXCLUDE (ctest -E regex of tests that need tools only
+# Debian has; empty runs everything), SHEFL_GPU_RUN_ARGS (more arguments
+# for bench's `shefl run`s, e.g. --set train.stacking=off), OUT (logs are
+# copied there when set).
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -48,7 +54,7 @@ PACKAGES=(
 )
 
 die() { echo "gpu-build: $*" >&2; exit 1; }
-usage() { sed -n '2,23p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; }
 log() { echo "gpu-build: $*" >&2; }
 
 # ---------------------------------------------------------------- pack (here)
@@ -169,6 +175,15 @@ EOF
 }
 
 build() {
+  configure
+  # shellcheck disable=SC2086  # SHEFL_GPU_TARGETS: ninja targets, split
+  compile ${SHEFL_GPU_TARGETS:-}
+  check_binary
+  log "build done in $(($(date +%s) - START)) s"
+}
+
+# Unpacks the prefix, reports on torch and configures BUILD_DIR.
+configure() {
   need_prefix
   local torch; torch="$(torch_prefix)"
   torch_report 2>&1 | tee_log torch.txt
@@ -189,14 +204,19 @@ build() {
   local rc=${PIPESTATUS[0]}
   set -e
   [ "$rc" = 0 ] || die "configure failed (rc $rc; log: configure.txt)"
+}
+
+# Builds the given ninja targets (none: everything) with all cores, within
+# BUILD_SECONDS when set.
+compile() {
   local jobs; jobs="$(nproc)"
   local limit=()
   [ -n "${BUILD_SECONDS:-}" ] && limit=(timeout "$BUILD_SECONDS")
   local blog="${OUT:-$BUILD_DIR}/build.txt"
-  log "building with $jobs jobs (log: $blog)"
+  log "building ${*:-everything} with $jobs jobs (log: $blog)"
   set +e
-  "${limit[@]}" cmake --build "$BUILD_DIR" -j "$jobs" -- ${SHEFL_GPU_TARGETS:-} >"$blog" 2>&1
-  rc=$?
+  "${limit[@]}" cmake --build "$BUILD_DIR" -j "$jobs" -- "$@" >"$blog" 2>&1
+  local rc=$?
   set -e
   if [ "$rc" = 124 ]; then
     die "build unfinished after ${BUILD_SECONDS}s: run the same command again" \
@@ -207,8 +227,6 @@ build() {
     tail -5 "$blog"
     die "build failed (rc $rc; log: $blog)"
   fi
-  check_binary
-  log "build done in $(($(date +%s) - START)) s"
 }
 
 # The daemons must resolve gRPC and protobuf from the prefix, not the system.
@@ -260,6 +278,360 @@ tee_log() {
   if [ -n "${OUT:-}" ]; then tee -a "$OUT/$1"; else cat; fi
 }
 
+# ------------------------------------------------------------ bench (there)
+# What the figures of docs/GPU.md need, and nothing else: the three
+# binaries, the CUDA tests and the benches. A bench this tree lacks is
+# skipped with a line saying so.
+BENCH_TARGETS=(shefl shefl-coordinator shefl-client topk_cuda_test compress_test
+               topk_gpu_bench stacked_train_bench op_count_bench)
+FIGURES_SECONDS=300  # kept from the build for the steps (about 250 s expected)
+SUMMARY_SECONDS=10   # kept from the steps for the summary
+
+elapsed() { echo $(($(date +%s) - START)); }
+progress() { log "[$(printf '%3d' "$(elapsed)") s] $*"; }
+seconds_left() { echo $((DEADLINE - $(elapsed))); }
+
+# Fails before anything is built where no GPU can be measured.
+bench_preflight() {
+  [ "${CUDA_VISIBLE_DEVICES-unset}" = "" ] && unset CUDA_VISIBLE_DEVICES
+  command -v python3 >/dev/null || die "bench: no python3 (it writes the summary)"
+  if [ -z "${SHEFL_TORCH_PREFIX:-}" ]; then
+    python3 -c 'import torch' 2>/dev/null \
+      || die "bench measures a GPU: python3 has no torch (a pip PyTorch with CUDA" \
+             "is what build links); nothing was built"
+    python3 -c 'import sys, torch; sys.exit(not torch.cuda.is_available())' 2>/dev/null \
+      || die "bench measures a GPU: python3's torch $(python3 -c \
+             'import torch; print(torch.__version__, "cuda", torch.version.cuda)' \
+             2>/dev/null) sees no CUDA device; nothing was built"
+  else
+    nvidia-smi -L >/dev/null 2>&1 \
+      || die "bench measures a GPU: nvidia-smi sees none; nothing was built"
+  fi
+  [ -n "$(fmnist_root)" ] || die "bench: no Fashion-MNIST in" \
+    "/usr/share/datasets/fashion-mnist or $CARRY/fashion-mnist (pack without --no-data)"
+}
+
+# Where the runs read Fashion-MNIST: Debian's folder, else the carried one.
+fmnist_root() {
+  local d
+  for d in /usr/share/datasets/fashion-mnist "$CARRY/fashion-mnist"; do
+    [ -d "$d" ] && { echo "$d"; return; }
+  done
+  true
+}
+
+# The targets of BENCH_TARGETS that this tree has (after configure).
+known_targets() {
+  local t
+  for t in "${BENCH_TARGETS[@]}"; do
+    if grep -q "^build $t: phony" "$BUILD_DIR/build.ninja"; then
+      echo "$t"
+    else
+      progress "$t: no such target in this tree, not built (its figures are skipped)"
+    fi
+  done
+}
+
+bench_build() {
+  progress "build: configure, then ${#BENCH_TARGETS[@]} targets at most"
+  configure
+  local targets; mapfile -t targets < <(known_targets)
+  BUILD_SECONDS=$((DEADLINE - FIGURES_SECONDS - $(elapsed)))
+  [ "$BUILD_SECONDS" -ge 60 ] || die "only ${BUILD_SECONDS}s left to build:" \
+    "raise SHEFL_GPU_DEADLINE (now $DEADLINE)"
+  compile "${targets[@]}"
+  check_binary
+  progress "build: done"
+}
+
+# step NAME CAP COMMAND...: runs COMMAND for at most CAP seconds and what is
+# left before the deadline; its output goes to STEPS/NAME.txt and
+# bench.txt, its rc and wall seconds to STEPS/NAME.rc and NAME.wall.
+step() {
+  local name="$1" cap="$2"; shift 2
+  local left=$(($(seconds_left) - SUMMARY_SECONDS))
+  if [ "$left" -lt 15 ]; then
+    progress "$name: skipped, ${left}s left before SHEFL_GPU_DEADLINE ($DEADLINE)"
+    echo skipped >"$STEPS/$name.rc"
+    return 0
+  fi
+  [ "$cap" -le "$left" ] || cap=$left
+  progress "$name: $* (at most ${cap}s)"
+  local t0 rc=0; t0=$(date +%s.%N)
+  timeout -k 5 "$cap" "$@" >"$STEPS/$name.txt" 2>&1 || rc=$?
+  awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f\n", b - a }' >"$STEPS/$name.wall"
+  echo "$rc" >"$STEPS/$name.rc"
+  { echo "### $name (rc $rc, $(cat "$STEPS/$name.wall") s): $*"; cat "$STEPS/$name.txt"; echo; } \
+    >>"$BENCH_LOG"
+  if [ "$rc" = 0 ]; then
+    progress "$name: done in $(cat "$STEPS/$name.wall") s"
+  else
+    tail -5 "$STEPS/$name.txt" >&2
+    progress "$name: FAILED (rc $rc$([ "$rc" = 124 ] && echo ', timed out'))"
+  fi
+}
+
+# bench_step NAME CAP BENCH ARGS...: a bench of BUILD_DIR/bin, if built.
+bench_step() {
+  local name="$1" cap="$2" bin="$BUILD_DIR/bin/$3"; shift 3
+  if [ ! -x "$bin" ]; then
+    progress "$name: $(basename "$bin") not built in this tree, skipped"
+    echo absent >"$STEPS/$name.rc"
+    return 0
+  fi
+  step "$name" "$cap" "$bin" "$@"
+}
+
+# shefl_run NAME CONFIG ROUNDS DEVICE [ARGS...]: one `shefl run`, results
+# in RUNS/NAME.
+shefl_run() {
+  local name="$1" config="$2" rounds="$3" device="$4"; shift 4
+  local data=() extra=()
+  [ "$(fmnist_root)" = /usr/share/datasets/fashion-mnist ] \
+    || data=(--set "data.root=$(fmnist_root)")
+  # shellcheck disable=SC2206  # SHEFL_GPU_RUN_ARGS: arguments, split
+  extra=(${SHEFL_GPU_RUN_ARGS:-})
+  step "$name" 90 "$BUILD_DIR/bin/shefl" run "$ROOT/configs/$config" \
+    --out "$RUNS/$name" --set "rounds=$rounds" --device "$device" \
+    "${data[@]}" "${extra[@]}" "$@"
+}
+
+bench_tests() {
+  bench_step topk_cuda_test 120 topk_cuda_test
+  bench_step compress_test_cuda 60 compress_test '[cuda]'
+}
+
+bench_runs() {
+  shefl_run quick_cuda quick.yaml 8 cuda
+  shefl_run quick_cpu quick.yaml 8 cpu
+  shefl_run paper_cuda fmnist-paper.yaml 2 cuda
+  shefl_run paper_cpu fmnist-paper.yaml 2 cpu
+  shefl_run quick_cuda_d4 quick.yaml 8 cuda --daemons 4
+}
+
+# On the CPU the benches use one thread (thread CPU time): per core.
+bench_benches() {
+  bench_step stacked_cuda 60 stacked_train_bench cuda 200 3 cnn 1
+  bench_step stacked_cpu 60 stacked_train_bench cpu 50 3 cnn 1
+  bench_step stacked_m_cuda 90 stacked_train_bench cuda 50 3 cnn 2,5,10
+  bench_step stacked_m_cpu 90 stacked_train_bench cpu 20 3 cnn 2,5,10
+  step eager_cuda 90 python3 "$ROOT/bench/gpu_train_eager.py" --device cuda \
+    --steps 200 --sittings 3 --models cnn
+  step eager_cpu 90 env OMP_NUM_THREADS=1 python3 "$ROOT/bench/gpu_train_eager.py" \
+    --device cpu --steps 50 --sittings 3 --models cnn
+  bench_step topk_cuda 120 topk_gpu_bench --reps=5 --cuda
+  bench_step topk_cpu 90 topk_gpu_bench --reps=3 --cpu --max_d=11173962
+  local paper="--config=$ROOT/configs/fmnist-paper.yaml"
+  bench_step op_count_cuda 90 op_count_bench --device=cuda --epochs=1 "$paper"
+  bench_step op_count_cpu 90 op_count_bench --device=cpu --epochs=1 "$paper"
+}
+
+# What the summary's heading says: date, GPU, commit, cores, torch, and
+# train.stacking as the runs resolved it.
+bench_meta() {
+  local gpu commit stacking
+  gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1)
+  if commit=$(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null); then
+    git -C "$ROOT" diff --quiet HEAD -- 2>/dev/null || commit="$commit + local changes"
+  else
+    commit="not a git checkout"
+  fi
+  stacking=$("$BUILD_DIR/bin/shefl" config "$ROOT/configs/quick.yaml" 2>/dev/null \
+             | sed -n 's/^ *stacking: *//p' | head -1 | tr -d '"')
+  echo "date=$(date +%Y-%m)"
+  echo "gpu=${gpu:-unknown GPU}"
+  echo "commit=$commit"
+  echo "cores=$(nproc)"
+  echo "torch=$(python3 -c 'import torch; print(torch.__version__)' 2>/dev/null || echo '?')"
+  echo "stacking=${stacking:-absent (this tree has no train.stacking)}"
+}
+
+bench() {
+  DEADLINE="${SHEFL_GPU_DEADLINE:-540}"
+  bench_preflight
+  [ -z "${OUT:-}" ] || mkdir -p "$OUT"
+  bench_build
+  local dir="$BUILD_DIR/bench"
+  STEPS="$dir/steps" RUNS="$dir/runs" BENCH_LOG="${OUT:-$dir}/bench.txt"
+  rm -rf "$dir" && mkdir -p "$STEPS" "$RUNS"
+  : >"$BENCH_LOG"
+  export OPENBLAS_NUM_THREADS=1
+  bench_tests
+  bench_runs
+  bench_benches
+  local md="${OUT:-$dir}/gpu-figures.md"
+  bench_meta >"$STEPS/meta"
+  bench_summary >"$md" \
+    || die "the summary failed (steps in $STEPS, log $BENCH_LOG)"
+  cat "$md"
+  progress "figures in $md, every step's output in $BENCH_LOG"
+  local t
+  for t in topk_cuda_test compress_test_cuda; do
+    grep -qxE '0|absent' "$STEPS/$t.rc" 2>/dev/null || die "$t did not pass ($BENCH_LOG)"
+  done
+}
+
+# The summary: markdown, the table ready for docs/GPU.md's Figures, the
+# targets, then the raw tables of the benches. Reads STEPS and RUNS.
+bench_summary() {
+  python3 - "$STEPS" "$RUNS" <<'PY'
+import json, os, re, sys
+
+steps, runs = sys.argv[1], sys.argv[2]
+meta = dict(l.rstrip("\n").split("=", 1) for l in open(f"{steps}/meta") if "=" in l)
+
+def read(name, ext):
+    try:
+        return open(f"{steps}/{name}.{ext}").read().strip()
+    except OSError:
+        return None
+
+def status(name):  # None when the step ran and passed, else why not
+    rc = read(name, "rc")
+    if rc is None:
+        return "not run"
+    if rc == "skipped":
+        return "not measured (deadline)"
+    if rc == "absent":
+        return "not measured (bench not in this tree)"
+    return None if rc == "0" else f"failed (rc {rc}{', timed out' if rc == '124' else ''})"
+
+def rounds(name):
+    try:
+        return [json.loads(l) for l in open(f"{runs}/{name}/rounds.jsonl") if l.strip()]
+    except OSError:
+        return []
+
+def mean_round(name):
+    r = rounds(name)
+    return sum(x["wall_seconds"] for x in r) / len(r) if r and status(name) is None else None
+
+def run_cell(name):
+    bad, r = status(name), rounds(name)
+    if bad or not r:
+        return bad or "no rounds.jsonl"
+    each = ", ".join(f"{x['wall_seconds']:.1f}" for x in r)
+    return (f"{float(read(name, 'wall')):.1f} s, {mean_round(name):.2f} s a round "
+            f"({each}), {100 * r[-1]['ensemble_accuracy']:.1f}%")
+
+STACKED = re.compile(r"^(\S+)\s+M=(\d+)\s+sequential\s+([\d.]+) member-steps/s "
+                     r"\(([\d.]+) ms each\), stacked\s+([\d.]+) member-steps/s "
+                     r"\(([\d.]+) ms each\): ([\d.]+)x")
+
+def stacked(name):
+    return [m.groups() for m in map(STACKED.match, (read(name, "txt") or "").splitlines()) if m]
+
+def one_thread(cell, name):
+    return cell if status(name) else cell + " (one thread)"
+
+def one_member_cell(name):
+    rows = stacked(name)
+    if status(name) or not rows:
+        return status(name) or "no figure in its output"
+    _, _, seq, ms, *_ = rows[0]
+    return f"{float(seq):.0f} member-steps/s ({float(ms):.2f} ms a step of 16 samples)"
+
+def members_cell(name):
+    rows = stacked(name)
+    if status(name) or not rows:
+        return status(name) or "no figure in its output"
+    return (", ".join(f"{float(r[6]):.2f}x" for r in rows)
+            + f" (M = {', '.join(r[1] for r in rows)})")
+
+def eager_cell(name):
+    m = re.search(r"^cnn: (\d+) samples/s", read(name, "txt") or "", re.M)
+    if status(name) or not m:
+        return status(name) or "no figure in its output"
+    return f"{int(m.group(1)) / 16:.0f} member-steps/s ({m.group(1)} samples/s)"
+
+def topk_row(name, d="11173962"):
+    for l in (read(name, "txt") or "").splitlines():
+        f = l.split()
+        if len(f) >= 9 and f[0] == d and f[1] == "0.10":
+            return f
+    return None
+
+def topk_cuda_cell():
+    f = topk_row("topk_cuda")
+    if status("topk_cuda") or not f:
+        return status("topk_cuda") or "no figure in its output"
+    return (f"ours {f[3]} ms, at::topk {f[4]} ms, {100 * float(f[7]):.0f}% of one read "
+            f"({f[6]} GB/s), {f[9] if len(f) > 9 else ''}")
+
+def topk_cpu_cell():
+    f = topk_row("topk_cpu")
+    if status("topk_cpu") or not f:
+        return status("topk_cpu") or "no figure in its output"
+    return f"radix {f[4]} ms, at::topk {f[6]} ms (one thread)"
+
+def tests_cell():
+    out = []
+    for name, what in (("topk_cuda_test", "topk_cuda_test"),
+                       ("compress_test_cuda", "compress_test [cuda]")):
+        last = [l for l in (read(name, "txt") or "").splitlines()
+                if re.match(r"(All tests passed|test cases)", l)]
+        out.append(f"{what}: {status(name) or 'passed'}"
+                   + (f" ({last[-1].strip()})" if last else ""))
+    return "; ".join(out)
+
+def targets():
+    lines = []
+    q = read("quick_cuda", "wall") if status("quick_cuda") is None else None
+    if q:
+        lines.append(f"- quick.yaml, 8 rounds, at most 8 s: {float(q):.1f} s, "
+                     + ("met" if float(q) <= 8 else "not met"))
+    g, c = mean_round("paper_cuda"), mean_round("paper_cpu")
+    if g:
+        lines.append(f"- fmnist-paper.yaml, at most 1.0 s a round (stretch 0.5 s): "
+                     f"{g:.2f} s, " + ("met" if g <= 1.0 else "not met"))
+    if g and c:
+        lines.append(f"- fmnist-paper.yaml, at least 8x the CPU's rounds: {c / g:.1f}x, "
+                     + ("met" if c / g >= 8 else "not met"))
+    for run in ("quick", "paper"):
+        a, b = rounds(f"{run}_cuda"), rounds(f"{run}_cpu")
+        if a and b:
+            lines.append(f"- accuracy as on the CPU, {run}: "
+                         f"{100 * a[-1]['ensemble_accuracy']:.1f}% on cuda, "
+                         f"{100 * b[-1]['ensemble_accuracy']:.1f}% on cpu")
+    return lines or ["- no run finished"]
+
+def raw(name, title, tail=40):
+    text = read(name, "txt")
+    if not text:
+        return [f"{title}: {status(name) or 'no output'}", ""]
+    return [f"{title} ({status(name) or 'rc 0'}):", "", "```",
+            *text.splitlines()[-tail:], "```", ""]
+
+print(f"### {meta['date']}, {meta['gpu']}, commit {meta['commit']}\n")
+print(f"{meta['cores']} CPU cores beside it; torch {meta['torch']}; "
+      f"train.stacking: {meta['stacking']}. Whole runs: wall time of `shefl run`, "
+      "its rounds' wall_seconds (rounds.jsonl) and the last ensemble accuracy. "
+      "The benches use one CPU thread.\n")
+print(f"| run | --device cuda | --device cpu ({meta['cores']} cores) |")
+print("|---|---|---|")
+rows = [
+    ("configs/quick.yaml, 8 rounds", run_cell("quick_cuda"), run_cell("quick_cpu")),
+    ("configs/quick.yaml, 8 rounds, --daemons 4", run_cell("quick_cuda_d4"), ""),
+    ("configs/fmnist-paper.yaml, 2 rounds", run_cell("paper_cuda"), run_cell("paper_cpu")),
+    ("stacked_train_bench, cnn, 1 member", one_member_cell("stacked_cuda"),
+     one_thread(one_member_cell("stacked_cpu"), "stacked_cpu")),
+    ("PyTorch eager, same cnn (bench/gpu_train_eager.py)", eager_cell("eager_cuda"),
+     one_thread(eager_cell("eager_cpu"), "eager_cpu")),
+    ("stacked members, cnn, stacked / sequential", members_cell("stacked_m_cuda"),
+     one_thread(members_cell("stacked_m_cpu"), "stacked_m_cpu")),
+    ("top-k, 11.2M floats, k = 0.1 d", topk_cuda_cell(), topk_cpu_cell()),
+]
+for r in rows:
+    print("| " + " | ".join(r) + " |")
+print(f"\nCUDA tests: {tests_cell()}\n\nTargets:\n")
+print("\n".join(targets()) + "\n")
+for name, title in (("op_count_cuda", "op_count_bench --device=cuda --epochs=1"),
+                    ("op_count_cpu", "op_count_bench --device=cpu --epochs=1"),
+                    ("topk_cuda", "topk_gpu_bench --reps=5 --cuda")):
+    print("\n".join(raw(name, title)))
+PY
+}
+
 # ---------------------------------------------------------------------- main
 
 cmd="${1:-}"
@@ -274,6 +646,7 @@ case "$cmd" in
     left=$((deadline - ($(date +%s) - START)))
     [ "$left" -ge 30 ] || die "built, but only ${left}s left: call scripts/gpu-build.sh test next"
     TEST_SECONDS=$left run_tests "$@" ;;
+  bench) bench ;;
   -h|--help|help) usage ;;
-  *) usage >&2; die "unknown subcommand '${cmd}' (pack | build | test | all)" ;;
+  *) usage >&2; die "unknown subcommand '${cmd}' (pack | build | test | all | bench)" ;;
 esac
