@@ -176,6 +176,10 @@ absl::Status Daemon::Prepare(const std::string& config_yaml) {
                                     Fingerprint(config_yaml), workers_);
   if (!local.ok()) return local.status();
   (*local)->SetAdversary(adversary_);
+  stack_round_ = (*local)->stacks();
+  // The stack is one computation: on a CPU it takes every core.
+  if (stack_round_ && !device->is_cuda())
+    ConfigureThreads(o_.threads > 0 ? o_.threads : UsableCores());
   send_label_counts_ = TraitsOf(config->method).needs_label_counts;
   if ((*local)->residuals_loaded() > 0)
     LogLine(o_.name, absl::StrCat((*local)->residuals_loaded(),
@@ -192,15 +196,18 @@ absl::Status Daemon::Prepare(const std::string& config_yaml) {
   parts.train_seconds = metrics_->train_seconds();
   parts.resident_memory = metrics_->resident_memory();
   trainer_ = std::make_unique<TaskTrainer>(std::move(parts));
+  const std::string how =
+      stack_round_ ? "each round's tasks as one stack"
+                   : absl::StrFormat("%d tasks at once, %d thread(s) each",
+                                     workers_, o_.task_threads);
   LogLine(o_.name,
-          absl::StrFormat("%d clients (%d..%d) ready on %s in %.1f s; "
-                          "%d tasks at once, %d thread(s) each",
+          absl::StrFormat("%d clients (%d..%d) ready on %s in %.1f s; %s",
                           o_.clients.size(), o_.clients.front(),
                           o_.clients.back(), device->str(),
                           std::chrono::duration<double>(
                               std::chrono::steady_clock::now() - start)
                               .count(),
-                          workers_, o_.task_threads));
+                          how));
   return absl::OkStatus();
 }
 

@@ -110,6 +110,9 @@ class Daemon {
   std::shared_ptr<grpc::ChannelCredentials> creds_;
   grpc::ChannelArguments channel_args_;
   int workers_ = 1;  // tasks at once
+  // train.stacking in force (set by Prepare): one worker takes a whole
+  // round (TaskQueue::TakeRound) and trains it as one stack.
+  bool stack_round_ = false;
   std::optional<Adversary> adversary_;  // --adversary; set by Create
   bool send_label_counts_ = false;  // method hasa: histograms with the report
   std::atomic<int64_t> known_round_{0};

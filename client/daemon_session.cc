@@ -31,7 +31,7 @@ absl::StatusOr<Daemon::SessionEnd> Daemon::Session(
   BookFeedRequest(feed_req);
   metrics_->SetState(DaemonState::kIdle);
   std::vector<std::thread> workers;
-  for (int slot = 0; slot < workers_; ++slot)
+  for (int slot = 0; slot < (stack_round_ ? 1 : workers_); ++slot)
     workers.emplace_back([this, &link, slot] { WorkLoop(link, slot); });
   last_heard_ns_ = SteadyNs();
   std::thread beat([this, &link, &feed_ctx] { HeartbeatLoop(link, &feed_ctx); });
@@ -177,9 +177,16 @@ void Daemon::AcceptTask(v1::Task task) {
   queue_->PushTask(std::move(task), work);
 }
 
-// One item at a time today; the trainer takes batches (the seam for a
-// round's tasks trained as one computation).
+// One item at a time, or a whole round where the daemon stacks it.
 void Daemon::WorkLoop(const CoordinatorLink& link, int slot) {
+  if (stack_round_) {
+    for (std::vector<WorkItem> round = queue_->TakeRound(); !round.empty();
+         round = queue_->TakeRound()) {
+      trainer_->Run(link, round, slot);
+      for (const WorkItem& w : round) queue_->Done(w);
+    }
+    return;
+  }
   while (std::optional<WorkItem> item = queue_->Take()) {
     trainer_->Run(link, absl::MakeConstSpan(&*item, 1), slot);
     queue_->Done(*item);

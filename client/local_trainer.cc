@@ -11,6 +11,7 @@
 #include "common/fed/client_metrics.h"
 #include "common/fed/fens_split.h"
 #include "common/fed/partition.h"
+#include "common/learn/cohort_train.h"
 #include "common/learn/flat_state.h"
 #include "common/learn/train.h"
 
@@ -64,6 +65,12 @@ absl::StatusOr<std::unique_ptr<LocalTrainer>> LocalTrainer::Create(
     t->nets_.push_back(*net);
   }
   t->dim_ = FlatSize(*t->nets_[0]);
+  t->shape_ = *shape;
+  auto mode = ParseStacking(config.train.stacking);
+  if (!mode.ok()) return mode.status();
+  auto stacks = ResolveStacking(*mode, *t->nets_[0], config.train, device);
+  if (!stacks.ok()) return stacks.status();
+  t->stacks_ = *stacks;
   return t;
 }
 
@@ -72,52 +79,72 @@ uint64_t LocalTrainer::NumSamples(int64_t client) const {
   return it == shards_.end() ? 0 : it->second.size();
 }
 
-absl::StatusOr<TrainedUpdate> LocalTrainer::Train(
-    int slot, int64_t client, int64_t model, const std::vector<float>& global,
-    int64_t k, const TaskSettings& s) {
-  using Clock = std::chrono::steady_clock;
-  const auto start = Clock::now();
-  auto shard = shards_.find(client);
-  if (shard == shards_.end())
+absl::Status LocalTrainer::CheckTask(int64_t client, int64_t model) const {
+  if (shards_.count(client) == 0)
     return absl::NotFoundError(
         absl::StrCat("client ", client, " is not hosted by this daemon"));
   if (model < 0 || model >= config_.model.num_models)
     return absl::InvalidArgumentError(
         absl::StrCat("model id ", model, " is out of range"));
+  return absl::OkStatus();
+}
+
+TrainConfig LocalTrainer::ConfigFor(const TaskSettings& s) const {
+  TrainConfig cfg = config_.train;
+  cfg.batch_size = s.batch_size;
+  cfg.prox_mu = s.prox_mu;
+  return cfg;
+}
+
+LocalTrainParams LocalTrainer::ParamsFor(int64_t client, int64_t model,
+                                         const TaskSettings& s) const {
+  LocalTrainParams p;
+  p.lr = s.lr;
+  p.epochs = s.local_epochs;
+  p.steps = s.local_steps;
+  p.seed = config_.seed;
+  p.round = s.round;
+  p.client = client;
+  p.member = model;
+  p.device = device_;
+  return p;
+}
+
+absl::StatusOr<TrainedUpdate> LocalTrainer::Package(
+    int64_t client, int64_t model, int64_t round, Net& net,
+    const at::Tensor& global_flat, int64_t k, const TrainStats& stats,
+    std::chrono::steady_clock::time_point start) {
+  at::Tensor delta = Flatten(net) - global_flat;
+  if (adversary_) adversary_->TamperDelta(&delta);
+  TrainedUpdate out;
+  auto encoded = compressor_->Compress(client, model, round, delta, k, &out.nnz);
+  if (!encoded.ok()) return encoded.status();
+  out.encoded = std::move(*encoded);
+  out.num_samples = shards_.at(client).size();
+  out.train_loss = stats.mean_loss;
+  out.train_seconds = stats.seconds;
+  out.total_seconds = std::chrono::duration<double>(
+                          std::chrono::steady_clock::now() - start)
+                          .count();
+  return out;
+}
+
+absl::StatusOr<TrainedUpdate> LocalTrainer::Train(
+    int slot, int64_t client, int64_t model, const std::vector<float>& global,
+    int64_t k, const TaskSettings& s) {
+  const auto start = std::chrono::steady_clock::now();
+  if (auto st = CheckTask(client, model); !st.ok()) return st;
   if (slot < 0 || slot >= static_cast<int>(nets_.size()))
     return absl::InvalidArgumentError(absl::StrCat("no training slot ", slot));
   Net& net = *nets_[slot];
   if (auto st = Unflatten(global, net); !st.ok()) return st;
   try {
     const at::Tensor global_flat = Flatten(net).clone();
-    TrainConfig cfg = config_.train;
-    cfg.batch_size = s.batch_size;
-    cfg.prox_mu = s.prox_mu;
-    LocalTrainParams p;
-    p.lr = s.lr;
-    p.epochs = s.local_epochs;
-    p.steps = s.local_steps;
-    p.seed = config_.seed;
-    p.round = s.round;
-    p.client = client;
-    p.member = model;
-    p.device = device_;
+    LocalTrainParams p = ParamsFor(client, model, s);
     if (s.prox_mu > 0) p.prox_reference = global_flat;
-    auto stats = LocalTrain(net, train_, shard->second, cfg, p);
+    auto stats = LocalTrain(net, train_, shards_.at(client), ConfigFor(s), p);
     if (!stats.ok()) return stats.status();
-    at::Tensor delta = Flatten(net) - global_flat;
-    if (adversary_) adversary_->TamperDelta(&delta);
-    TrainedUpdate out;
-    auto encoded = compressor_->Compress(client, model, s.round, delta, k,
-                                         &out.nnz);
-    if (!encoded.ok()) return encoded.status();
-    out.encoded = std::move(*encoded);
-    out.num_samples = shard->second.size();
-    out.train_loss = stats->mean_loss;
-    out.train_seconds = stats->seconds;
-    out.total_seconds =
-        std::chrono::duration<double>(Clock::now() - start).count();
-    return out;
+    return Package(client, model, s.round, net, global_flat, k, *stats, start);
   } catch (const std::exception& e) {
     return absl::InternalError(absl::StrCat("training client ", client,
                                             " model ", model, ": ", e.what()));

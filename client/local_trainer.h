@@ -11,6 +11,7 @@
 
 #include <c10/core/Device.h>
 
+#include <chrono>
 #include <map>
 #include <memory>
 #include <optional>
@@ -23,6 +24,7 @@
 #include "common/core/config.h"
 #include "common/data/dataset.h"
 #include "common/learn/models.h"
+#include "common/learn/train.h"
 
 namespace shefl {
 
@@ -74,6 +76,23 @@ class LocalTrainer {
     return Train(0, client, model, global, k, s);
   }
 
+  // train.stacking as resolved for this daemon's model and device: whether
+  // a round's tasks train as one stack (TrainCohort).
+  bool stacks() const { return stacks_; }
+  // One task of a cohort; `global` outlives the call.
+  struct CohortItem {
+    int64_t client = 0, model = 0;
+    const std::vector<float>* global = nullptr;
+    int64_t k = 0;
+    TaskSettings settings;
+  };
+  // Trains `items` (distinct (client, model) pairs, none also in Train at
+  // the time) as one stack (common/learn/cohort_train.h), each to its own
+  // update or its own error, in order. Items whose batch size or prox mu
+  // differ from the first's train one by one. Not concurrent with itself.
+  std::vector<absl::StatusOr<TrainedUpdate>> TrainCohort(
+      const std::vector<CohortItem>& items);
+
   // The coordinator's answer to the upload of Train's result for `round`.
   absl::Status Settle(int64_t client, int64_t model, int64_t round,
                       bool accepted) {
@@ -84,6 +103,21 @@ class LocalTrainer {
   void SetAdversary(std::optional<Adversary> a) { adversary_ = std::move(a); }
 
  private:
+  // NotFound / InvalidArgument for a client not hosted here or a model id
+  // out of range.
+  absl::Status CheckTask(int64_t client, int64_t model) const;
+  TrainConfig ConfigFor(const TaskSettings& s) const;
+  LocalTrainParams ParamsFor(int64_t client, int64_t model,
+                             const TaskSettings& s) const;
+  // delta = trained - global, the adversary's hand, top-k with error
+  // feedback on the device and the encoding: the update of a trained net.
+  absl::StatusOr<TrainedUpdate> Package(
+      int64_t client, int64_t model, int64_t round, Net& net,
+      const at::Tensor& global_flat, int64_t k, const TrainStats& stats,
+      std::chrono::steady_clock::time_point start);
+  // A network per cohort lane, made as they are first needed.
+  absl::StatusOr<std::shared_ptr<Net>> CohortNet(size_t lane);
+
   ExperimentConfig config_;
   c10::Device device_ = c10::Device(c10::kCPU);
   Dataset train_;
@@ -96,6 +130,9 @@ class LocalTrainer {
   int64_t dim_ = 0;
   int residuals_loaded_ = 0;
   std::optional<Adversary> adversary_;
+  bool stacks_ = false;
+  ModelShape shape_;
+  std::vector<std::shared_ptr<Net>> cohort_nets_;  // TrainCohort's lanes
 };
 
 }  // namespace shefl

@@ -96,6 +96,24 @@ std::optional<WorkItem> TaskQueue::Take() {
   }
 }
 
+std::vector<WorkItem> TaskQueue::TakeRound() {
+  std::optional<WorkItem> first = Take();
+  if (!first) return {};
+  AwaitTaskBurst();
+  std::vector<WorkItem> out;
+  out.push_back(*std::move(first));
+  const int64_t round = out[0].round();
+  MutexLock lock(mu_);
+  // A round's items sit together, ahead of its end (PushTask).
+  while (!closed_ && !queue_.empty() && queue_.front().item &&
+         queue_.front().round == round) {
+    out.push_back(*std::move(queue_.front().item));
+    queue_.pop_front();
+    ++in_flight_[round];
+  }
+  return out;
+}
+
 void TaskQueue::Done(const WorkItem& item) {
   MutexLock lock(mu_);
   const int64_t round = item.round();

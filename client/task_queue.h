@@ -31,6 +31,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <vector>
 
 #include "common/core/mutex.h"
 #include "shefl.pb.h"
@@ -103,6 +104,11 @@ class TaskQueue {
   // The next item to run, waiting for one; nullopt once closed and empty.
   // The item counts as in flight until Done.
   std::optional<WorkItem> Take();
+  // For a daemon that stacks its round: the next item and, once the
+  // round's burst of tasks is in (AwaitTaskBurst), every other item of its
+  // round still queued, all in flight until Done. Empty once closed and
+  // empty. Meant for one worker: another's Take could split the round.
+  std::vector<WorkItem> TakeRound();
   void Done(const WorkItem& item);
   // Writes the lines of ended rounds with no item in flight (session end).
   void FlushRoundEnds();

@@ -1,6 +1,7 @@
 #include "client/task_trainer.h"
 
 #include <algorithm>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -39,7 +40,41 @@ void TaskTrainer::Expect(const v1::Task& task) {
 
 void TaskTrainer::Run(const CoordinatorLink& link,
                       absl::Span<const WorkItem> batch, int slot) {
-  for (const WorkItem& w : batch) RunOne(link, w, slot);
+  if (batch.size() < 2 || !p_.local->stacks()) {
+    for (const WorkItem& w : batch) RunOne(link, w, slot);
+    return;
+  }
+  RunStacked(link, batch);
+}
+
+// Begin for every item, one stacked training for those that may go on,
+// then each one's upload and books.
+void TaskTrainer::RunStacked(const CoordinatorLink& link,
+                             absl::Span<const WorkItem> batch) {
+  std::vector<const WorkItem*> ready;
+  std::vector<ModelCache::Weights> globals;
+  for (const WorkItem& w : batch) {
+    std::optional<ModelCache::Weights> global = Begin(link, w);
+    if (!global) continue;
+    ready.push_back(&w);
+    globals.push_back(*std::move(global));
+  }
+  std::vector<LocalTrainer::CohortItem> items;
+  for (size_t i = 0; i < ready.size(); ++i) {
+    const v1::ModelTask& mt = ready[i]->model();
+    items.push_back({ready[i]->task->client_id(), mt.model_id(),
+                     globals[i].get(), static_cast<int64_t>(mt.k()),
+                     SettingsOf(*ready[i]->task)});
+  }
+  std::vector<absl::StatusOr<TrainedUpdate>> updates =
+      p_.local->TrainCohort(items);
+  for (size_t i = 0; i < ready.size(); ++i) {
+    if (!updates[i].ok()) {
+      Fail(*ready[i], "", updates[i].status());
+      continue;
+    }
+    Deliver(link, *ready[i], *updates[i]);
+  }
 }
 
 void TaskTrainer::RunOne(const CoordinatorLink& link, const WorkItem& w,

@@ -7,11 +7,12 @@
 // and samples of the round, shefl_client_train_seconds, and the task's log
 // line once its last item is done.
 //
-// The seam for the stacked round (one computation for all of a round's
-// tasks on a daemon): Run takes a batch of items. Today it runs them one
-// after another, each in three steps (Begin: checks and the model version;
-// local training; Deliver: upload and books); a stacked trainer would run
-// Begin for every item, train the batch as one, and Deliver each.
+// Run takes a batch of items, each in three steps (Begin: checks and the
+// model version; local training; Deliver: upload and books). Where the
+// daemon stacks its round (train.stacking; LocalTrainer::stacks) a batch
+// of several items runs Begin for every item, trains them as one stack
+// (LocalTrainer::TrainCohort) and Delivers each; otherwise one after
+// another. An item that fails at any step costs only itself.
 //
 // Thread-safe: Run goes on concurrently in distinct slots (one batch at a
 // time per slot and per (client, model)); the model cache, the books and
@@ -78,6 +79,7 @@ class TaskTrainer {
   void Deliver(const CoordinatorLink& link, const WorkItem& w,
                const TrainedUpdate& update);
   void RunOne(const CoordinatorLink& link, const WorkItem& w, int slot);
+  void RunStacked(const CoordinatorLink& link, absl::Span<const WorkItem> batch);
   void Fail(const WorkItem& w, absl::string_view what, const absl::Status& st);
   void Settle(const WorkItem& w, const absl::Status& sent);
   // The task's line, once its last item is done.

@@ -176,5 +176,41 @@ TEST_CASE("EvaluateEnsemble on models agrees with EvaluateFromLogits") {
   CHECK_FALSE(MemberLosses(models, d, {50}, 16, cpu).ok());
 }
 
+TEST_CASE("the members stacked give the evaluation one after another gives") {
+  // What a CUDA coordinator does by default (par.stacked kAuto), forced
+  // here on the CPU; resnet18 has BatchNorm in eval mode (running stats).
+  at::manual_seed(2);
+  for (const std::string name : {"cnn", "resnet18"}) {
+    const bool cnn = name == "cnn";
+    ModelShape shape;
+    shape.in_channels = cnn ? 1 : 3;
+    shape.height = shape.width = cnn ? 28 : 8;
+    shape.num_classes = 10;
+    Dataset d{"img", at::randn({30, shape.in_channels, shape.height, shape.width}),
+              at::randint(10, {30}, at::kLong), 10};
+    std::vector<std::shared_ptr<Net>> models;
+    for (int k = 0; k < 3; ++k) {
+      auto m = MakeInitialisedModel(name, shape, 4, k);
+      REQUIRE(m.ok());
+      models.push_back(*m);
+    }
+    const c10::Device cpu(c10::kCPU);
+    EvalThreads loop, stacked;
+    loop.stacked = StackedPath::kOff;
+    stacked.stacked = StackedPath::kOn;
+    auto a = EvaluateEnsemble(models, d, 8, 0, cpu, {}, loop);
+    auto b = EvaluateEnsemble(models, d, 8, 0, cpu, {}, stacked);
+    REQUIRE(a.ok());
+    REQUIRE(b.ok());
+    INFO(name);
+    CHECK(b->samples == 30);
+    CHECK(b->ensemble_accuracy == a->ensemble_accuracy);
+    CHECK(b->ensemble_nll == Approx(a->ensemble_nll).epsilon(1e-5));
+    for (int k = 0; k < 3; ++k)
+      CHECK(b->member_nll[k] == Approx(a->member_nll[k]).epsilon(1e-5));
+    CHECK(models[0]->is_training());  // modes come back
+  }
+}
+
 }  // namespace
 }  // namespace shefl

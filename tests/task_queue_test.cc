@@ -132,6 +132,32 @@ TEST_CASE("Take waits for work and wakes when the session ends") {
   CHECK(q.WaitClosed(std::chrono::milliseconds(20)));
 }
 
+TEST_CASE("TakeRound takes a whole round, longest first, and not the next") {
+  Events ev;
+  TaskQueue q(ev.Listener());
+  q.Open(0);
+  q.PushTask(MakeTask(1, 10, 1), 100);
+  q.PushTask(MakeTask(1, 11, 2), 300);
+  q.PushRoundEnd(1);
+  q.PushTask(MakeTask(2, 12, 1), 900);
+  std::vector<WorkItem> round = q.TakeRound();
+  REQUIRE(round.size() == 3);
+  CHECK(round[0].task->client_id() == 11);
+  CHECK(round[1].task->client_id() == 11);
+  CHECK(round[2].task->client_id() == 10);
+  // Round 1's line waits until every item of the batch is done.
+  for (size_t i = 0; i < 2; ++i) q.Done(round[i]);
+  std::vector<WorkItem> next = q.TakeRound();  // passes round 1's end
+  CHECK(ev.seen == std::vector<std::string>{"busy"});
+  q.Done(round[2]);
+  CHECK(ev.seen == std::vector<std::string>{"busy", "round 1"});
+  REQUIRE(next.size() == 1);
+  CHECK(next[0].round() == 2);
+  q.Done(next[0]);
+  q.Close();
+  CHECK(q.TakeRound().empty());
+}
+
 TEST_CASE("a task's summary comes from its last item, the loss over those sent") {
   TaskProgress p(3);
   CHECK_FALSE(p.Finish(true, 1.0).has_value());

@@ -67,6 +67,10 @@ struct TrainConfig {
   // fp32 | bf16: the forward pass and loss under autocast to bf16 where the
   // hardware has it (common/learn/precision.h); weights stay fp32.
   std::string precision = "fp32";
+  // auto | on | off: a daemon trains all of a round's tasks as one stacked
+  // computation (common/learn/cohort_train.h); auto: where the device is
+  // CUDA. Results agree with one task at a time up to float rounding.
+  std::string stacking = "auto";
 };
 
 // The top-k budget of every (client, model) pair (docs/DESIGN.md,

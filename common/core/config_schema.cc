@@ -142,6 +142,10 @@ std::vector<Field> Fields(ExperimentConfig& c) {
        "bf16 autocast (a CPU with AVX512_BF16 or AMX, or CUDA; refused "
        "elsewhere). Weights, updates and the wire stay fp32.",
        &t.precision, 0, 0, {"fp32", "bf16"}},
+      {"train.stacking", "A daemon trains all of a round's tasks as one "
+       "stacked computation (cnn, mlp; SGD): on, off, or auto (on where the "
+       "device is CUDA). Equal to one task at a time up to float rounding.",
+       &t.stacking, 0, 0, {"auto", "on", "off"}},
       {"compression.density", "rho: an LPC uploads k = ceil(rho d) of d "
        "coordinates; preset 0.1 for shefl, 1 (dense) for the others.",
        &k.density, 1e-9, 1},

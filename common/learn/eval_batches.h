@@ -19,6 +19,8 @@
 #include <functional>
 #include <vector>
 
+#include "common/learn/stacked_path.h"
+
 namespace shefl {
 
 // How an evaluation spreads its batches (CPU only; other devices use one).
@@ -28,6 +30,10 @@ struct EvalThreads {
   // Null: every worker starts at once. Else workers after the first wait
   // until it is true (or the batches are done).
   const std::atomic<bool>* all_in = nullptr;
+  // The M members as one stacked forward (common/learn/stacked_members.h;
+  // one worker then): kAuto where the device is CUDA and the model
+  // stacks; kOn wherever it stacks (tests); kOff one member after another.
+  StackedPath stacked = StackedPath::kAuto;
 };
 
 // Computes batches 0..n-1 with `compute` on `par.threads` workers (on the

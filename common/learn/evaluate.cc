@@ -7,9 +7,11 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <memory>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "common/learn/stacked_members.h"
 
 namespace shefl {
 namespace {
@@ -205,6 +207,23 @@ at::Tensor BatchLogProbs(const std::vector<std::shared_ptr<Net>>& models,
   return at::stack(outs, 0).log_softmax(2);
 }
 
+// The members stacked for evaluation (running statistics, no gradients)
+// where `mode` asks for it and the model stacks; else null: one member
+// after another.
+std::unique_ptr<StackedMembers> EvalStack(
+    const std::vector<std::shared_ptr<Net>>& models, c10::Device device,
+    StackedPath mode) {
+  const bool want =
+      mode == StackedPath::kOn || (mode == StackedPath::kAuto && device.is_cuda());
+  if (!want || models.size() < 2 || !StackedMembers::Supports(*models[0]).ok())
+    return nullptr;
+  absl::StatusOr<std::unique_ptr<StackedMembers>> s =
+      StackedMembers::Create(models, device);
+  if (!s.ok()) return nullptr;
+  (*s)->train(false);
+  return *std::move(s);
+}
+
 // Batch b of `index` (its last batch may be short).
 at::Tensor BatchIndex(const at::Tensor& index, int64_t b, int64_t batch) {
   return index.slice(0, b * batch, std::min(index.size(0), (b + 1) * batch));
@@ -224,14 +243,17 @@ void RunModels(const std::vector<std::shared_ptr<Net>>& models,
   for (const auto& m : models) m->to(device);
   const at::Tensor index = idx.to(data.x.device());
   EvalThreads threads = par;
-  if (!device.is_cpu()) threads.threads = 1;
+  std::unique_ptr<StackedMembers> stack = EvalStack(models, device, par.stacked);
+  if (!device.is_cpu() || stack) threads.threads = 1;
   ForBatchesInOrder(
       NumBatches(index, batch), threads,
       [&](int64_t b) {
         const at::Tensor sel = BatchIndex(index, b, batch);
         at::Tensor y = data.y.index_select(0, sel.to(data.y.device()));
+        const at::Tensor x = data.x.index_select(0, sel).to(device);
         return std::vector<at::Tensor>{
-            BatchLogProbs(models, data.x.index_select(0, sel).to(device)),
+            stack ? stack->Forward(x).to(at::kFloat).log_softmax(2)
+                  : BatchLogProbs(models, x),
             y.to(device)};
       },
       [&](std::vector<at::Tensor>& r) { acc.Add(r[0], r[1]); });

@@ -95,8 +95,9 @@ absl::StatusOr<EvalResult> EvaluateFromProbs(
 // Runs every model over `data` (its first `max_samples`, all when <= 0) in
 // batches of `batch_size` under NoGradGuard in eval mode, on `device`
 // (models are moved there; each model's train/eval mode is restored). On
-// the CPU, `par` shares the batches among threads (eval_batches.h); the
-// figures do not depend on it.
+// the CPU, `par` shares the batches among threads (eval_batches.h); on
+// CUDA the members run as one stacked forward (par.stacked). The figures
+// depend on neither beyond float rounding.
 absl::StatusOr<EvalResult> EvaluateEnsemble(
     const std::vector<std::shared_ptr<Net>>& models, const Dataset& data,
     int64_t batch_size, int64_t max_samples, c10::Device device,

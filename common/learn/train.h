@@ -20,19 +20,13 @@
 #include "common/data/dataset.h"
 #include "common/fed/lr_schedule.h"
 #include "common/learn/models.h"
+#include "common/learn/stacked_path.h"
 
 namespace torch::optim {
 class Optimizer;
 }  // namespace torch::optim
 
 namespace shefl {
-
-// How LocalTrainMany trains its members: kAuto stacks them into one
-// computation (common/learn/stacked_members.h) on CUDA where the model allows
-// and loops on CPU, where stacking gained nothing (docs/DESIGN.md,
-// "Ensemble-native training and the round on a GPU"); kOn and kOff force
-// either path (tests, bench/stacked_train_bench).
-enum class StackedPath { kAuto, kOn, kOff };
 
 // What varies per call; the rest comes from TrainConfig (optimizer,
 // momentum, weight_decay, batch_size, prox_mu).
