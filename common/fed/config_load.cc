@@ -102,6 +102,17 @@ void CheckTrainingAndData(ConfigResolution& r) {
                  {"partition.scheme"});
     }
   }
+  // The cohort stack (common/learn/cohort_train.h) takes models without
+  // BatchNorm and steps SGD; `on` elsewhere would fail on every daemon.
+  if (c.train.stacking == "on" && c.model.name != "cnn" && c.model.name != "mlp")
+    r.Refuse("train.stacking",
+             absl::StrCat("on stacks cnn and mlp only, not model.name '",
+                          c.model.name, "'; use auto or off"),
+             {"model.name"});
+  if (c.train.stacking == "on" && c.train.optimizer != "sgd")
+    r.Refuse("train.stacking",
+             "on steps SGD only, not train.optimizer 'adam'; use auto or off",
+             {"train.optimizer"});
   if (c.train.local_steps == 0 && c.train.local_epochs == 0)
     r.Refuse("train.local_epochs",
              "0 epochs and 0 steps: nothing would be trained",
