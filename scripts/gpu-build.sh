@@ -283,7 +283,7 @@ tee_log() {
 # binaries, the CUDA tests and the benches. A bench this tree lacks is
 # skipped with a line saying so.
 BENCH_TARGETS=(shefl shefl-coordinator shefl-client topk_cuda_test compress_test
-               topk_gpu_bench stacked_train_bench op_count_bench)
+               cohort_cuda_test topk_gpu_bench stacked_train_bench op_count_bench)
 FIGURES_SECONDS=300  # kept from the build for the steps (about 250 s expected)
 SUMMARY_SECONDS=10   # kept from the steps for the summary
 
@@ -399,6 +399,7 @@ shefl_run() {
 bench_tests() {
   bench_step topk_cuda_test 120 topk_cuda_test
   bench_step compress_test_cuda 60 compress_test '[cuda]'
+  bench_step cohort_cuda_test 120 cohort_cuda_test
 }
 
 bench_runs() {
@@ -466,7 +467,7 @@ bench() {
   cat "$md"
   progress "figures in $md, every step's output in $BENCH_LOG"
   local t
-  for t in topk_cuda_test compress_test_cuda; do
+  for t in topk_cuda_test compress_test_cuda cohort_cuda_test; do
     grep -qxE '0|absent' "$STEPS/$t.rc" 2>/dev/null || die "$t did not pass ($BENCH_LOG)"
   done
 }
@@ -567,7 +568,8 @@ def topk_cpu_cell():
 def tests_cell():
     out = []
     for name, what in (("topk_cuda_test", "topk_cuda_test"),
-                       ("compress_test_cuda", "compress_test [cuda]")):
+                       ("compress_test_cuda", "compress_test [cuda]"),
+                       ("cohort_cuda_test", "cohort_cuda_test")):
         last = [l for l in (read(name, "txt") or "").splitlines()
                 if re.match(r"(All tests passed|test cases)", l)]
         out.append(f"{what}: {status(name) or 'passed'}"

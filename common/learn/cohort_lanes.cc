@@ -1,5 +1,6 @@
 #include "common/learn/cohort_lanes.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "absl/strings/str_cat.h"
@@ -32,6 +33,24 @@ int64_t Lane::MaxPasses() const {
   if (p.steps <= 0) return p.epochs;
   const int64_t per_pass = std::max<int64_t>(1, batches.size());
   return (p.steps + per_pass - 1) / per_pass;
+}
+
+int64_t Lane::FullStepsAhead(int64_t full, int64_t cap) const {
+  const bool by_steps = p.steps > 0;
+  int64_t left = by_steps ? p.steps - steps : cap;
+  int64_t n = 0, at_pass = pass;
+  size_t i = next;
+  while (n < std::min(left, cap) && !batches.empty()) {
+    if (i == batches.size()) {
+      if (!by_steps && at_pass + 1 >= p.epochs) break;
+      ++at_pass;
+      i = 0;
+    }
+    if (batches[i].second - batches[i].first != full) break;
+    ++n;
+    ++i;
+  }
+  return n;
 }
 
 absl::StatusOr<TrainStats> LaneStats(const Lane& lane,

@@ -36,6 +36,9 @@ struct Lane {
   std::optional<train_internal::BatchRange> Next();
   // The passes this lane can begin at most (for the loss books).
   int64_t MaxPasses() const;
+  // How many of the lane's coming steps in a row have a batch of `full`
+  // samples (at most `cap`): how long a captured step stays valid.
+  int64_t FullStepsAhead(int64_t full, int64_t cap) const;
 };
 
 // TrainStats from a lane's per-pass loss sums (each sum over the pass of
@@ -53,9 +56,10 @@ absl::StatusOr<TrainStats> LaneStats(const Lane& lane,
 struct CohortShard {
   at::Tensor x, y;  // the union of the lanes' shards, on the device
 };
+// `cuda_graphs`: record the step as a CUDA graph where one applies.
 absl::Status RunStack(std::vector<Lane> lanes, const CohortShard& shard,
                       std::vector<CohortTask>& tasks, const TrainConfig& cfg,
-                      c10::Device device,
+                      c10::Device device, bool cuda_graphs,
                       std::vector<std::optional<absl::StatusOr<TrainStats>>>&
                           results);
 

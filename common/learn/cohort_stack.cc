@@ -13,7 +13,9 @@
 #include "absl/strings/str_cat.h"
 #include "common/learn/cohort_lanes.h"
 #include "common/learn/precision.h"
+#include "common/core/log.h"
 #include "common/learn/stacked_members.h"
+#include "common/learn/step_graph.h"
 
 namespace shefl {
 namespace cohort_internal {
@@ -23,8 +25,10 @@ using Results = std::vector<std::optional<absl::StatusOr<TrainStats>>>;
 
 // One step's batches of every lane in the stack.
 struct StepBatch {
-  at::Tensor x, y;       // [T, B, ...] and [T, B]
-  at::Tensor books;      // [T]: each lane's (task, pass) row of the loss books
+  // [T*B + T] on the device: each lane's B rows of the shard, then its
+  // (task, pass) row of the loss books.
+  at::Tensor meta;
+  int64_t t = 0;         // T
   int64_t full = 0;      // B
   bool all_full = true;  // no lane padded: the plain mean applies
   at::Tensor mask;       // [T, B] 1 real / 0 padding (unless all_full)
@@ -44,9 +48,10 @@ class Stack {
  public:
   Stack(std::vector<Lane> lanes, const CohortShard& shard,
         std::vector<CohortTask>& tasks, const TrainConfig& cfg,
-        c10::Device dev, Results& results)
+        c10::Device dev, bool graphs, Results& results)
       : lanes_(std::move(lanes)), shard_(shard), tasks_(tasks), cfg_(cfg),
-        dev_(dev), results_(results) {}
+        dev_(dev), graphs_(graphs && dev.is_cuda() && HasStepGraphs()),
+        results_(results) {}
 
   absl::Status Run() {
     if (absl::Status st = Begin(); !st.ok()) return st;
@@ -55,19 +60,11 @@ class Stack {
       if (absl::Status st = Advance(&ranges); !st.ok()) return st;
       if (lanes_.empty()) return absl::OkStatus();
       const StepBatch b = Gather(ranges);
-      for (at::Tensor& p : params_) p.mutable_grad().reset();
-      at::Tensor losses;  // [T]
-      {
-        AutocastScope autocast(cfg_.precision, dev_);  // bf16: forward, loss
-        losses = Losses(b).to(at::kFloat);
+      if (first) {
+        Firsts(StepOn(b.meta, b));
+      } else if (!GraphStep(b)) {
+        StepOn(b.meta, b);
       }
-      at::Tensor total = losses.sum();
-      if (!refs_.empty())
-        total = total + train_internal::StackedProxLoss(params_, refs_,
-                                                        cfg_.prox_mu);
-      total.backward();
-      OptimiserStep(b);
-      Book(losses.detach(), b, first);
     }
   }
 
@@ -119,6 +116,7 @@ class Stack {
   // Writes the leaving lanes back, then gives them their results.
   absl::Status Leave(const std::vector<int64_t>& keep,
                      const std::vector<int64_t>& leaving) {
+    graph_.reset();  // it holds the stack's tensors, which change now
     const std::vector<double> books = ToHost(books_);
     const std::vector<double> firsts = ToHost(firsts_);
     const int64_t m = net_->size();
@@ -143,16 +141,29 @@ class Stack {
   }
 
   StepBatch Gather(const std::vector<train_internal::BatchRange>& ranges);
-  at::Tensor Losses(const StepBatch& b);
+  at::Tensor StepOn(const at::Tensor& meta, const StepBatch& b);
+  at::Tensor Losses(const at::Tensor& x, const at::Tensor& y,
+                    const StepBatch& b);
   void OptimiserStep(const StepBatch& b);
-  void Book(const at::Tensor& losses, const StepBatch& b, bool first);
+  void Book(const at::Tensor& losses, const at::Tensor& rows,
+            const StepBatch& b);
+  void Firsts(const at::Tensor& losses);
+  bool GraphStep(const StepBatch& b);
+  bool StartGraph(const StepBatch& b);
 
   std::vector<Lane> lanes_;  // in stack order
   const CohortShard& shard_;
   std::vector<CohortTask>& tasks_;
   const TrainConfig& cfg_;
   const c10::Device dev_;
+  bool graphs_;  // CUDA graphs may be recorded
   Results& results_;
+  // The graph of the current run of like steps (same T, B, lr), recorded
+  // on static_meta_ after kWarmups eager calls; reset when the run ends.
+  std::unique_ptr<StepGraph> graph_;
+  at::Tensor static_meta_;
+  int64_t graph_t_ = 0, graph_full_ = 0, graph_calls_ = 0, graph_left_ = 0;
+  double graph_lr_ = 0;
   std::unique_ptr<StackedMembers> net_;
   std::vector<at::Tensor> params_, momentum_, refs_;
   at::Tensor books_;   // [tasks x passes]: loss x batch size, per pass
@@ -185,13 +196,8 @@ StepBatch Stack::Gather(const std::vector<train_internal::BatchRange>& ranges) {
     lrs[i] = static_cast<float>(lr);
     b.uniform_lr = b.uniform_lr && lr == b.lr;
   }
-  const at::Tensor meta = at::tensor(rows, at::kLong).to(dev_);
-  const at::Tensor picked = meta.narrow(0, 0, t * b.full);
-  std::vector<int64_t> shape = {t, b.full};
-  for (int64_t d = 1; d < shard_.x.dim(); ++d) shape.push_back(shard_.x.size(d));
-  b.x = shard_.x.index_select(0, picked).view(shape);
-  b.y = shard_.y.index_select(0, picked).view({t, b.full});
-  b.books = meta.narrow(0, t * b.full, t);
+  b.t = t;
+  b.meta = at::tensor(rows, at::kLong).to(dev_);
   if (!b.all_full || !b.uniform_lr) {
     mask.insert(mask.end(), counts.begin(), counts.end());
     mask.insert(mask.end(), lrs.begin(), lrs.end());
@@ -203,13 +209,39 @@ StepBatch Stack::Gather(const std::vector<train_internal::BatchRange>& ranges) {
   return b;
 }
 
+// One step of every lane on the rows `meta` names: forward, losses,
+// backward, the optimiser and the books. Returns the lanes' losses [T].
+// Every tensor it reads lives across steps or comes from `meta`, so a
+// CUDA graph may record it.
+at::Tensor Stack::StepOn(const at::Tensor& meta, const StepBatch& b) {
+  for (at::Tensor& p : params_) p.mutable_grad().reset();
+  const at::Tensor rows = meta.narrow(0, 0, b.t * b.full);
+  std::vector<int64_t> shape = {b.t, b.full};
+  for (int64_t d = 1; d < shard_.x.dim(); ++d) shape.push_back(shard_.x.size(d));
+  const at::Tensor x = shard_.x.index_select(0, rows).view(shape);
+  const at::Tensor y = shard_.y.index_select(0, rows).view({b.t, b.full});
+  at::Tensor losses;  // [T]
+  {
+    AutocastScope autocast(cfg_.precision, dev_);  // bf16: forward, loss
+    losses = Losses(x, y, b).to(at::kFloat);
+  }
+  at::Tensor total = losses.sum();
+  if (!refs_.empty())
+    total = total + train_internal::StackedProxLoss(params_, refs_, cfg_.prox_mu);
+  total.backward();
+  OptimiserStep(b);
+  Book(losses.detach(), meta.narrow(0, b.t * b.full, b.t), b);
+  return losses.detach();
+}
+
 // Each lane's mean cross-entropy over its own real samples.
-at::Tensor Stack::Losses(const StepBatch& b) {
-  const at::Tensor logits = net_->ForwardEach(b.x);  // [T, B, K]
+at::Tensor Stack::Losses(const at::Tensor& x, const at::Tensor& y,
+                         const StepBatch& b) {
+  const at::Tensor logits = net_->ForwardEach(x);  // [T, B, K]
   const int64_t t = logits.size(0), k = logits.size(2);
   const at::Tensor ce =
       at::cross_entropy_loss(logits.reshape({t * b.full, k}),
-                             b.y.reshape({t * b.full}), {},
+                             y.reshape({t * b.full}), {},
                              at::Reduction::None)
           .view({t, b.full});
   if (b.all_full) return ce.mean(1);
@@ -249,23 +281,83 @@ void Stack::OptimiserStep(const StepBatch& b) {
 
 // LocalTrain's books: the sum of loss x batch size per pass, in float as
 // it keeps them, and the first step's loss.
-void Stack::Book(const at::Tensor& losses, const StepBatch& b, bool first) {
+void Stack::Book(const at::Tensor& losses, const at::Tensor& rows,
+                 const StepBatch& b) {
   const at::Tensor weighted =
       b.all_full ? losses * static_cast<double>(b.full) : losses * b.counts;
-  books_.index_add_(0, b.books, weighted);
-  if (!first) return;
+  books_.index_add_(0, rows, weighted);
+}
+
+void Stack::Firsts(const at::Tensor& losses) {
   std::vector<int64_t> tasks;
   for (const Lane& lane : lanes_) tasks.push_back(static_cast<int64_t>(lane.task));
   firsts_.index_copy_(0, at::tensor(tasks, at::kLong).to(dev_), losses);
+}
+
+// A step as a replay of the recorded graph where the steps around it are
+// alike (every lane's batch full, one lr, T unchanged) for at least
+// kMinGraphRun steps: kWarmups eager calls on the graph's stream, one
+// recording, then replays. False: the caller steps eagerly.
+constexpr int64_t kWarmups = 2;
+constexpr int64_t kMinGraphRun = 8;
+
+bool Stack::GraphStep(const StepBatch& b) {
+  const bool alike = graphs_ && b.all_full && b.uniform_lr &&
+                     (cfg_.momentum == 0 || momentum_[0].defined());
+  if (graph_ && (!alike || b.t != graph_t_ || b.full != graph_full_ ||
+                 b.lr != graph_lr_ || graph_left_ <= 0))
+    graph_.reset();
+  if (!alike || (!graph_ && !StartGraph(b))) return false;
+  static_meta_.copy_(b.meta);
+  const StepBatch fixed = b;  // the recording keeps T, B and lr
+  auto body = [this, fixed] { StepOn(static_meta_, fixed); };
+  if (graph_calls_ < kWarmups) {
+    graph_->Warmup(body);
+  } else if (graph_calls_ == kWarmups) {
+    if (absl::Status st = graph_->Capture(body); !st.ok()) {
+      LogLine("cohort", absl::StrCat(st.message(), "; stepping eagerly"));
+      graph_.reset();
+      graphs_ = false;
+      return false;  // nothing of the recorded step ran
+    }
+    graph_->Replay();
+  } else {
+    graph_->Replay();
+  }
+  ++graph_calls_;
+  --graph_left_;
+  return true;
+}
+
+// A new graph where the coming run of like steps is long enough.
+bool Stack::StartGraph(const StepBatch& b) {
+  int64_t run = 1 << 20;
+  for (const Lane& lane : lanes_)
+    run = std::min(run, 1 + lane.FullStepsAhead(b.full, 1 << 20));
+  if (run < kMinGraphRun) return false;
+  graph_ = MakeStepGraph(dev_);
+  if (!graph_) {
+    graphs_ = false;
+    return false;
+  }
+  static_meta_ = at::empty_like(b.meta);
+  graph_t_ = b.t;
+  graph_full_ = b.full;
+  graph_lr_ = b.lr;
+  graph_calls_ = 0;
+  graph_left_ = run;
+  return true;
 }
 
 }  // namespace
 
 absl::Status RunStack(std::vector<Lane> lanes, const CohortShard& shard,
                       std::vector<CohortTask>& tasks, const TrainConfig& cfg,
-                      c10::Device device, Results& results) {
+                      c10::Device device, bool cuda_graphs,
+                      Results& results) {
   try {
-    Stack stack(std::move(lanes), shard, tasks, cfg, device, results);
+    Stack stack(std::move(lanes), shard, tasks, cfg, device, cuda_graphs,
+                results);
     return stack.Run();
   } catch (const c10::Error& e) {
     return absl::InternalError(

@@ -119,7 +119,7 @@ void TrainTheRest(std::vector<CohortTask>& tasks, const Dataset& data,
 
 std::vector<absl::StatusOr<TrainStats>> CohortTrain(
     std::vector<CohortTask>& tasks, const Dataset& data,
-    const TrainConfig& cfg, c10::Device device) {
+    const TrainConfig& cfg, c10::Device device, bool cuda_graphs) {
   const auto start = std::chrono::steady_clock::now();
   Results results(tasks.size());
   const bool supported = !tasks.empty() && tasks[0].net &&
@@ -137,7 +137,7 @@ std::vector<absl::StatusOr<TrainStats>> CohortTrain(
                                                    cfg.batch_size);
       }
       st = cohort_internal::RunStack(std::move(lanes), shard, tasks, cfg,
-                                     device, results);
+                                     device, cuda_graphs, results);
     } catch (const std::exception& e) {
       st = absl::InternalError(absl::StrCat("cohort stack: ", e.what()));
     }

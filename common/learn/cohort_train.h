@@ -67,9 +67,17 @@ struct CohortTask {
 // (a torch error), the tasks still unfinished train one after another.
 // An unsupported model (CohortSupports) trains every task one after
 // another.
+//
+// On CUDA with a LibTorch that has it (and `cuda_graphs`), a run of like
+// steps (every lane's batch full, one lr, the stack unchanged, at least 8
+// steps) is recorded as a CUDA graph after two eager steps and replayed:
+// one launch a step instead of hundreds. The learning rate is fixed in
+// the recording: a graph lives within one run of like steps of one round,
+// where it is one value, and a new lr ends the run. A refused recording
+// steps eagerly from there on.
 std::vector<absl::StatusOr<TrainStats>> CohortTrain(
     std::vector<CohortTask>& tasks, const Dataset& data,
-    const TrainConfig& cfg, c10::Device device);
+    const TrainConfig& cfg, c10::Device device, bool cuda_graphs = true);
 
 }  // namespace shefl
 
