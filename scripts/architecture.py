@@ -77,7 +77,7 @@ def render(deps, externals):
         for d in sorted(deps.get(layer, ())):
             if d != "proto":
                 out.append(f"  {layer} --> {d}")
-    out += ["  cuda --> sparse", "  learn -. topk_backend.cc .-> cuda", "```",
+    out += ["  cuda --> sparse", "  learn -. topk_backend.cc, step_graph_backend.cc .-> cuda", "```",
             "", END]
     return "\n".join(out)
 
