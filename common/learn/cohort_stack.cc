@@ -11,9 +11,9 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "common/core/log.h"
 #include "common/learn/cohort_lanes.h"
 #include "common/learn/precision.h"
-#include "common/core/log.h"
 #include "common/learn/stacked_members.h"
 #include "common/learn/step_graph.h"
 

@@ -1,8 +1,7 @@
-#include "common/learn/step_graph.h"
-
 #include <c10/util/Exception.h>
 
 #include "absl/strings/str_cat.h"
+#include "common/learn/step_graph.h"
 
 #ifdef SHEFL_WITH_CUDA  // set on this file alone (common/learn/CMakeLists.txt)
 #include "cuda/step_graph_cuda.h"
