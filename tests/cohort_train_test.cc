@@ -17,27 +17,17 @@
 
 #include "common/learn/flat_state.h"
 #include "common/learn/train.h"
+#include "tests/synthetic_sets.h"
 
 #include <catch2/catch.hpp>
 
 namespace shefl {
 namespace {
 
-Dataset Images(int64_t n, uint64_t seed, int64_t c = 1, int64_t hw = 28) {
-  at::manual_seed(seed);
-  at::Tensor templates = at::randn({10, c, hw, hw});
-  at::Tensor y = at::randint(10, {n}, at::kLong);
-  at::Tensor x = templates.index_select(0, y) + 0.5 * at::randn({n, c, hw, hw});
-  return {"images", x, y, 10};
-}
+using testing::Features;
+using testing::Images;
 
-Dataset Features(int64_t n, uint64_t seed) {
-  at::manual_seed(seed);
-  at::Tensor centres = 2 * at::randn({4, 20});
-  at::Tensor y = at::randint(4, {n}, at::kLong);
-  at::Tensor x = centres.index_select(0, y) + at::randn({n, 20});
-  return {"features", x, y, 4};
-}
+
 
 std::shared_ptr<Net> Model(const std::string& name, const Dataset& d,
                            int64_t k) {

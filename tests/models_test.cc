@@ -6,6 +6,7 @@
 #include <c10/core/GradMode.h>
 
 #include "common/core/model_catalog.h"
+#include "common/learn/cohort_train.h"
 #include "common/learn/device.h"
 #include "common/learn/flat_state.h"
 
@@ -221,6 +222,20 @@ namespace {
 
 TEST_CASE("the model registry and the config loader's catalogue agree") {
   CHECK(ModelNames() == ModelCatalog());
+  // And on which models the cohort stack takes.
+  ModelShape images, tokens;
+  images.in_channels = 1;
+  images.height = images.width = 28;
+  images.num_classes = 10;
+  tokens.vocab = 100;
+  tokens.num_classes = 4;
+  TrainConfig sgd;
+  for (const std::string& name : ModelCatalog()) {
+    auto net = MakeModel(name, name == "text" ? tokens : images);
+    REQUIRE(net.ok());
+    INFO(name);
+    CHECK(StacksInCohort(name) == CohortSupports(**net, sgd).ok());
+  }
 }
 
 }  // namespace

@@ -12,28 +12,17 @@
 
 #include "common/learn/flat_state.h"
 #include "common/learn/train_internal.h"
+#include "tests/synthetic_sets.h"
 
 #include <catch2/catch.hpp>
 
 namespace shefl {
 namespace {
 
-// Class templates plus noise: learnable in a few steps.
-Dataset Images(int64_t n, uint64_t seed) {
-  at::manual_seed(seed);
-  at::Tensor templates = at::randn({10, 1, 28, 28});
-  at::Tensor y = at::randint(10, {n}, at::kLong);
-  at::Tensor x = templates.index_select(0, y) + 0.5 * at::randn({n, 1, 28, 28});
-  return {"images", x, y, 10};
-}
+using testing::Features;
+using testing::Images;
 
-Dataset Features(int64_t n, uint64_t seed) {
-  at::manual_seed(seed);
-  at::Tensor centres = 2 * at::randn({4, 20});
-  at::Tensor y = at::randint(4, {n}, at::kLong);
-  at::Tensor x = centres.index_select(0, y) + at::randn({n, 20});
-  return {"features", x, y, 4};
-}
+
 
 ModelShape ShapeFor(const Dataset& d, int64_t vocab = 0) {
   auto s = ShapeOf(d, vocab);

@@ -15,4 +15,8 @@ bool IsKnownModel(const std::string& name) {
   return std::find(names.begin(), names.end(), name) != names.end();
 }
 
+bool StacksInCohort(const std::string& name) {
+  return name == "cnn" || name == "mlp";
+}
+
 }  // namespace shefl

@@ -1,5 +1,6 @@
 // The model names both sides know, for the config loader to refuse an
-// unknown `model.name` at start without linking LibTorch. The builders
+// unknown `model.name` (or one train.stacking cannot take) at start
+// without linking LibTorch. The builders
 // live in common/learn/models.cc; model_registry_test checks that
 // the two lists agree. Constant data; thread-safe.
 #ifndef SHEFL_COMMON_CORE_MODEL_CATALOG_H_
@@ -15,6 +16,11 @@ const std::vector<std::string>& ModelCatalog();
 
 // True when `name` is in the catalogue.
 bool IsKnownModel(const std::string& name);
+
+// True for the models a daemon can train as one cohort stack
+// (common/learn/cohort_train.h: no BatchNorm, an architecture the stacked
+// forward knows); models_test checks it against CohortSupports.
+bool StacksInCohort(const std::string& name);
 
 }  // namespace shefl
 

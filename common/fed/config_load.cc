@@ -102,12 +102,12 @@ void CheckTrainingAndData(ConfigResolution& r) {
                  {"partition.scheme"});
     }
   }
-  // The cohort stack (common/learn/cohort_train.h) takes models without
-  // BatchNorm and steps SGD; `on` elsewhere would fail on every daemon.
-  if (c.train.stacking == "on" && c.model.name != "cnn" && c.model.name != "mlp")
+  // What every daemon would refuse (CohortSupports), refused once here.
+  if (c.train.stacking == "on" && !StacksInCohort(c.model.name))
     r.Refuse("train.stacking",
-             absl::StrCat("on stacks cnn and mlp only, not model.name '",
-                          c.model.name, "'; use auto or off"),
+             absl::StrCat("on cannot stack model.name '", c.model.name,
+                          "' (BatchNorm, or no stacked forward); use auto or "
+                          "off"),
              {"model.name"});
   if (c.train.stacking == "on" && c.train.optimizer != "sgd")
     r.Refuse("train.stacking",

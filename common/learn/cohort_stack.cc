@@ -141,6 +141,8 @@ class Stack {
   }
 
   StepBatch Gather(const std::vector<train_internal::BatchRange>& ranges);
+  void PerLane(const std::vector<train_internal::BatchRange>& ranges,
+               const std::vector<float>& lrs, StepBatch* b) const;
   at::Tensor StepOn(const at::Tensor& meta, const StepBatch& b);
   at::Tensor Losses(const at::Tensor& x, const at::Tensor& y,
                     const StepBatch& b);
@@ -171,42 +173,48 @@ class Stack {
   int64_t max_passes_ = 1;
 };
 
-// One host-to-device copy of the rows (padding repeats a lane's first row
-// of the batch) and of the book rows, a second only for a padded step.
+// One host-to-device copy of the rows (a short batch repeats its last
+// real row) and of the book rows; a padded step, or lrs that differ, add
+// a second (PerLane).
 StepBatch Stack::Gather(const std::vector<train_internal::BatchRange>& ranges) {
   StepBatch b;
-  const int64_t t = static_cast<int64_t>(ranges.size());
+  b.t = static_cast<int64_t>(ranges.size());
   for (const auto& r : ranges) b.full = std::max(b.full, r.second - r.first);
-  std::vector<int64_t> rows(t * b.full + t);
-  std::vector<float> mask, counts;
-  b.lr = train_internal::StepLearningRate(cfg_, lanes_[0].p, lanes_[0].pass,
-                                          lanes_[0].steps - 1);
-  std::vector<float> lrs(t);
-  for (int64_t i = 0; i < t; ++i) {
+  std::vector<int64_t> rows(b.t * b.full + b.t);
+  std::vector<float> lrs(b.t);
+  for (int64_t i = 0; i < b.t; ++i) {
     const Lane& lane = lanes_[i];
     const int64_t n = ranges[i].second - ranges[i].first;
     for (int64_t j = 0; j < b.full; ++j)
       rows[i * b.full + j] = lane.ids[ranges[i].first + std::min(j, n - 1)];
-    rows[t * b.full + i] = static_cast<int64_t>(lane.task) * max_passes_ + lane.pass;
+    rows[b.t * b.full + i] =
+        static_cast<int64_t>(lane.task) * max_passes_ + lane.pass;
     b.all_full = b.all_full && n == b.full;
-    for (int64_t j = 0; j < b.full; ++j) mask.push_back(j < n ? 1.f : 0.f);
-    counts.push_back(static_cast<float>(n));
     const double lr = train_internal::StepLearningRate(cfg_, lane.p, lane.pass,
                                                        lane.steps - 1);
+    if (i == 0) b.lr = lr;
     lrs[i] = static_cast<float>(lr);
     b.uniform_lr = b.uniform_lr && lr == b.lr;
   }
-  b.t = t;
   b.meta = at::tensor(rows, at::kLong).to(dev_);
-  if (!b.all_full || !b.uniform_lr) {
-    mask.insert(mask.end(), counts.begin(), counts.end());
-    mask.insert(mask.end(), lrs.begin(), lrs.end());
-    const at::Tensor f = at::tensor(mask, at::kFloat).to(dev_);
-    b.mask = f.narrow(0, 0, t * b.full).view({t, b.full});
-    b.counts = f.narrow(0, t * b.full, t);
-    b.lrs = f.narrow(0, t * b.full + t, t);
-  }
+  if (!b.all_full || !b.uniform_lr) PerLane(ranges, lrs, &b);
   return b;
+}
+
+// The mask [T, B], real counts [T] and lrs [T] of a step that needs them.
+void Stack::PerLane(const std::vector<train_internal::BatchRange>& ranges,
+                    const std::vector<float>& lrs, StepBatch* b) const {
+  std::vector<float> f;
+  f.reserve(b->t * b->full + 2 * b->t);
+  for (const auto& r : ranges)
+    for (int64_t j = 0; j < b->full; ++j)
+      f.push_back(j < r.second - r.first ? 1.f : 0.f);
+  for (const auto& r : ranges) f.push_back(static_cast<float>(r.second - r.first));
+  f.insert(f.end(), lrs.begin(), lrs.end());
+  const at::Tensor d = at::tensor(f, at::kFloat).to(dev_);
+  b->mask = d.narrow(0, 0, b->t * b->full).view({b->t, b->full});
+  b->counts = d.narrow(0, b->t * b->full, b->t);
+  b->lrs = d.narrow(0, b->t * b->full + b->t, b->t);
 }
 
 // One step of every lane on the rows `meta` names: forward, losses,
@@ -274,7 +282,7 @@ void Stack::OptimiserStep(const StepBatch& b) {
     if (b.uniform_lr) {
       params_[i].add_(d, -b.lr);
     } else {
-      params_[i].addcmul_(d, net_->PerMember(b.lrs, i), -1);
+      params_[i].addcmul_(d, net_->PerMember(b.lrs, params_[i]), -1);
     }
   }
 }

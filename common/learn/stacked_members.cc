@@ -341,11 +341,10 @@ absl::Status StackedMembers::Keep(const std::vector<int64_t>& keep) {
 }
 
 at::Tensor StackedMembers::PerMember(const at::Tensor& v,
-                                     size_t param_index) const {
-  const at::Tensor p = parameters().at(param_index);
-  std::vector<int64_t> shape(p.dim(), 1);
-  shape[0] = p.size(0);
-  const int64_t rows = p.size(0) / m_;  // 1 where stacked on a new dim
+                                     const at::Tensor& stacked) const {
+  std::vector<int64_t> shape(stacked.dim(), 1);
+  shape[0] = stacked.size(0);
+  const int64_t rows = stacked.size(0) / m_;  // 1 where stacked on a new dim
   return (rows == 1 ? v : v.repeat_interleave(rows)).view(shape);
 }
 

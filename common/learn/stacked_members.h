@@ -89,9 +89,9 @@ class StackedMembers final : public StackedOps {
   // reference: members in M equal chunks of dim 0) narrowed to `keep`.
   static at::Tensor KeepRows(const at::Tensor& stacked, int64_t m,
                              const std::vector<int64_t>& keep);
-  // One value per member, v [M], shaped to broadcast against parameter
-  // `param_index` of parameters(): a per-member learning rate.
-  at::Tensor PerMember(const at::Tensor& v, size_t param_index) const;
+  // One value per member, v [M], shaped to broadcast against `stacked`
+  // (one of parameters(), or stacked like them): a per-member lr.
+  at::Tensor PerMember(const at::Tensor& v, const at::Tensor& stacked) const;
 
   // The layer operations (stacked_ops.h) the registered stacked forwards
   // are written against.
