@@ -18,6 +18,9 @@
 namespace shefl {
 
 std::string FormatStatusLine(const StatusFigures& f) {
+  if (f.quorum > 0 && f.connected < f.quorum)
+    return absl::StrCat("waiting for clients: ", f.connected, "/", f.num_clients,
+                        " connected, below the quorum of ", f.quorum);
   if (f.round == 0 && f.uploads_expected == 0)
     return absl::StrCat("waiting for clients: ", f.connected, "/", f.num_clients, " connected");
   std::string line = absl::StrCat("round ", f.round + 1, "/", f.rounds_planned, ": ",
@@ -92,6 +95,7 @@ void LiveStatus::Tick() {
   f.rounds_planned = static_cast<int64_t>(Get(m, "shefl_rounds_planned"));
   f.connected = static_cast<int64_t>(Get(m, "shefl_clients_connected"));
   f.num_clients = num_clients_;
+  f.quorum = static_cast<int64_t>(Get(m, "shefl_clients_quorum"));
   f.uploads_expected = static_cast<int64_t>(Get(m, "shefl_round_uploads_expected"));
   f.uploads_received = static_cast<int64_t>(Get(m, "shefl_round_uploads_received"));
   for (const auto& [key, value] : m)

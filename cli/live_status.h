@@ -21,6 +21,7 @@ struct StatusFigures {
   int64_t rounds_planned = 0;
   int64_t connected = 0;
   int64_t num_clients = 0;
+  int64_t quorum = 0;            // connected clients a round needs; 0: unknown
   int64_t uploads_expected = 0;  // the open round's; 0 before round 1 opens
   int64_t uploads_received = 0;
   double bytes_up = 0;
@@ -28,6 +29,8 @@ struct StatusFigures {
 };
 
 // "waiting for clients: 12/20 connected" before round 1;
+// "waiting for clients: 8/20 connected, below the quorum of 11" whenever
+// too few are connected for a round;
 // "round 4/10: 6/8 uploads  up 1.21 MB  ETA 42 s" in a round.
 std::string FormatStatusLine(const StatusFigures& f);
 

@@ -24,9 +24,17 @@ bool DaemonRestarter::OnFailure(const ChildExit& exit) {
   if (Find(exit.name) == nullptr) return false;  // the coordinator
   State& s = state_[exit.name];
   if (s.restarts >= max_restarts_) {
+    // A daemon left for good costs its clients: the coordinator goes on
+    // without them while its quorum holds. Only when every daemon is gone
+    // (a daemon that cannot start at all) does the run end here.
+    gone_.insert(exit.name);
+    const bool last = gone_.size() == plan_.daemons.size();
     std::cerr << "shefl: " << exit.name << " " << exit.status.Describe()
-              << " after " << s.restarts << " restarts; giving up\n";
-    return false;
+              << " after " << s.restarts << " restarts; giving up on it: "
+              << (last ? "no daemon is left, ending the run\n"
+                       : "the run goes on without it (the coordinator leaves "
+                         "its clients out after clients.lost_after_s)\n");
+    return !last;
   }
   ++s.restarts;
   const double delay = std::min(30.0, static_cast<double>(1 << (s.restarts - 1)));

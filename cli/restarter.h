@@ -1,8 +1,10 @@
 // Restarts a daemon that dies during `shefl run` (docs/DESIGN.md, "Trust
 // and faults": a
 // client that vanishes costs its round's update, nothing else): after a
-// backoff of 1 s doubling to 30 s, at most `max_restarts` times per daemon,
-// so a daemon that cannot start still ends the run with its log.
+// backoff of 1 s doubling to 30 s, at most `max_restarts` times per daemon.
+// After that the run goes on without it (the coordinator leaves its clients
+// out, and stops below its quorum), unless no daemon is left: daemons that
+// cannot start at all still end the run with their logs.
 // Not thread-safe: the launcher's supervising loop drives it.
 #ifndef SHEFL_CLI_RESTARTER_H_
 #define SHEFL_CLI_RESTARTER_H_
@@ -11,6 +13,7 @@
 
 #include <functional>
 #include <map>
+#include <set>
 #include <string>
 
 #include "absl/time/time.h"
@@ -44,6 +47,7 @@ class DaemonRestarter {
   const int max_restarts_;
   OnStart on_start_;
   std::map<std::string, State> state_;
+  std::set<std::string> gone_;  // restarts used up
   int total_ = 0;
 };
 

@@ -21,6 +21,7 @@
 #include "common/fed/lr_schedule.h"
 #include "server/round/eval_report.h"
 #include "server/run/ownership_file.h"
+#include "server/state/lost_daemons.h"
 #include "server/waiting_line.h"
 
 namespace shefl {
@@ -30,6 +31,17 @@ using Clock = std::chrono::steady_clock;
 double Since(Clock::time_point t) {
   return std::chrono::duration<double>(Clock::now() - t).count();
 }
+
+// Client ids for a log line. A cohort of thousands would make a line of
+// kilobytes a round: its first ids and the count (rounds.jsonl has them
+// all).
+std::string ClientList(const std::vector<int64_t>& clients) {
+  constexpr size_t kShown = 32;
+  if (clients.size() <= kShown) return absl::StrJoin(clients, ",");
+  return absl::StrCat(
+      absl::StrJoin(clients.begin(), clients.begin() + kShown, ","), ",... (",
+      clients.size(), " clients)");
+}
 }  // namespace
 
 absl::Status Coordinator::Run() {
@@ -37,7 +49,8 @@ absl::Status Coordinator::Run() {
   // A resumed run whose last round is done only rewrites its summary.
   if (first_round_ < state_->config.rounds) {
     const uint64_t rss_before = ResidentBytes();
-    WaitForDaemons(/*first=*/true);
+    if (absl::Status st = WaitForDaemons(first_round_ + 1); !st.ok())
+      return GiveUp(st);
     const int64_t n = state_->registry.ConnectedClients();
     const double grew =
         static_cast<double>(ResidentBytes()) - static_cast<double>(rss_before);
@@ -52,7 +65,8 @@ absl::Status Coordinator::Run() {
                             n > 0 ? grew / n : 0.0));
   }
   for (int64_t t = first_round_; t < state_->config.rounds; ++t) {
-    if (t > first_round_) WaitForDaemons(/*first=*/false);
+    if (t > first_round_)
+      if (absl::Status st = WaitForDaemons(t + 1); !st.ok()) return GiveUp(st);
     if (state_->stop) break;
     if (absl::Status st = RunRound(t); !st.ok()) {
       WaitForRecord().IgnoreError();
@@ -84,36 +98,109 @@ void Coordinator::LingerForScrapes() {
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
 }
 
-// Before round 1: every client, or after start_timeout_s the quorum of
-// clients.min_connected. Before later rounds: the quorum (a daemon that
-// died is waited for only when too few clients are left).
-void Coordinator::WaitForDaemons(bool first) {
+// Before the first round: every client, or after start_timeout_s the
+// quorum. Before a later round: every client, or the quorum once each
+// missing daemon has been gone lost_after_s (it may be restarting). Below
+// the quorum it waits, and after give_up_after_s stops the run.
+absl::Status Coordinator::WaitForDaemons(int64_t round) {
   const ClientsConfig& cl = state_->config.clients;
-  const int64_t quorum = cl.min_connected > 0 ? cl.min_connected : cl.num_clients;
+  const bool first = round == first_round_ + 1;
+  const int64_t quorum = ClientQuorum(cl);
   const auto start = Clock::now();
   auto ready = [&] {
     const int64_t n = state_->registry.ConnectedClients();
-    if (!first) return n >= quorum;
-    return n == cl.num_clients || (n >= quorum && Since(start) >= cl.start_timeout_s);
+    if (n == cl.num_clients) return true;
+    if (n < quorum) return false;
+    if (first) return Since(start) >= cl.start_timeout_s;
+    return lost_->MayGoOn(state_->registry.MissingNow());
   };
   auto last_log = Clock::now() - std::chrono::seconds(10);
   while (!state_->stop && !ready()) {
+    const int64_t n = state_->registry.ConnectedClients();
+    state_->metrics.SetClientsConnected(n);
+    if (n < quorum && cl.give_up_after_s > 0 &&
+        Since(start) >= cl.give_up_after_s)
+      return absl::UnavailableError(absl::StrFormat(
+          "clients.give_up_after_s: waited %.0f s before round %d with %d/%d "
+          "clients connected, below the quorum of %d "
+          "(clients.min_connected); the run stops here and resumes with "
+          "--resume %s once daemons are back",
+          Since(start), round, n, cl.num_clients, quorum, results_->dir()));
     if (Since(last_log) >= 10) {
-      std::string need = absl::StrCat("need ", quorum);
-      if (first && quorum < cl.num_clients)
-        need = absl::StrFormat("need all, or %d after %.0f s", quorum,
-                               cl.start_timeout_s);
-      std::vector<int64_t> hosted;
-      for (const auto& session : state_->registry.Sessions())
-        if (!session->clients.empty() &&
-            state_->registry.IsConnected(session->clients.front()))
-          hosted.push_back(static_cast<int64_t>(session->clients.size()));
-      LogLine("coordinator",
-              WaitingLine(state_->registry.ConnectedClients(), cl.num_clients,
-                          need, hosted));
+      LogLine("coordinator", WaitingLine(n, cl.num_clients,
+                                         WaitingFor(first, n, quorum),
+                                         ConnectedHosts()));
       last_log = Clock::now();
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  NoteLost(round);
+  return absl::OkStatus();
+}
+
+// What a waiting line says the round waits for.
+std::string Coordinator::WaitingFor(bool first, int64_t connected,
+                                    int64_t quorum) const {
+  const ClientsConfig& cl = state_->config.clients;
+  if (first && quorum < cl.num_clients)
+    return absl::StrFormat("need all, or %d after %.0f s", quorum,
+                           cl.start_timeout_s);
+  if (connected < quorum)
+    return absl::StrFormat("need %d, the quorum; giving up after %.0f s", quorum,
+                           cl.give_up_after_s);
+  return absl::StrFormat("need all, or %d once the missing are gone %.0f s",
+                         quorum, cl.lost_after_s);
+}
+
+// The clients each connected daemon hosts (for the waiting line).
+std::vector<int64_t> Coordinator::ConnectedHosts() const {
+  std::vector<int64_t> hosted;
+  for (const auto& session : state_->registry.Sessions())
+    if (!session->clients.empty() &&
+        state_->registry.IsConnected(session->clients.front()))
+      hosted.push_back(static_cast<int64_t>(session->clients.size()));
+  return hosted;
+}
+
+// Books the daemons round `round` goes on without, and says so once.
+void Coordinator::NoteLost(int64_t round) {
+  const ClientRegistry::Missing missing = state_->registry.MissingNow();
+  state_->metrics.SetClientsConnected(state_->registry.ConnectedClients());
+  for (const LostDaemons::Loss& l : lost_->Note(round, missing))
+    LogLine("coordinator",
+            absl::StrFormat("round %d goes on without daemon '%s' (clients "
+                            "%s): gone %.0f s (clients.lost_after_s %.0f); "
+                            "it rejoins with its clients if it comes back",
+                            round, LogSafe(l.daemon), ClientList(l.clients),
+                            l.silent_s, state_->config.clients.lost_after_s));
+}
+
+absl::Status Coordinator::GiveUp(const absl::Status& why) {
+  // The last round's line and checkpoint, so --resume goes on from it.
+  if (absl::Status st = WaitForRecord(); !st.ok()) return st;
+  LogLine("coordinator", std::string(why.message()));
+  return why;
+}
+
+// Waits for the round's uploads, and stops waiting for a client whose
+// daemon has been gone clients.lost_after_s: a daemon that left for good
+// costs the round its updates, not the rest of the deadline.
+bool Coordinator::WaitForUploads(RoundState& rs) {
+  while (true) {
+    if (rs.WaitComplete(state_->stop, Clock::now() + std::chrono::seconds(1)))
+      return true;
+    if (state_->stop || Clock::now() >= rs.deadline()) return false;
+    std::vector<int64_t> given_up;
+    for (int64_t client : rs.waiting_clients())
+      if (lost_->Lost(state_->registry.SilentSeconds(client)) &&
+          rs.Abandon(client) > 0)
+        given_up.push_back(client);
+    if (!given_up.empty())
+      LogLine("coordinator",
+              absl::StrFormat("round %d stops waiting for clients %s: their "
+                              "daemon is gone (clients.lost_after_s %.0f)",
+                              rs.round(), ClientList(given_up),
+                              state_->config.clients.lost_after_s));
   }
 }
 
@@ -133,6 +220,7 @@ absl::Status Coordinator::RunRound(int64_t t) {
   };
   if (state_->registry.AllConnected() && stallers_->BenchedCount(round) == 0)
     connected = nullptr;
+  const ClientRegistry::Missing missing = state_->registry.MissingNow();
   const RoundPlan plan = kind_->Plan(t, connected);
   std::vector<uint64_t> versions;
   for (int64_t m = 0; m < cfg.model.num_models; ++m)
@@ -157,7 +245,7 @@ absl::Status Coordinator::RunRound(int64_t t) {
 
   // 3-4. Wait for the uploads (the handlers validate and buffer them).
   const auto wait_start = Clock::now();
-  const bool complete = round_state->WaitComplete(state_->stop);
+  const bool complete = WaitForUploads(*round_state);
   const double waited = Since(wait_start);
   const auto close_start = Clock::now();
 
@@ -194,7 +282,7 @@ absl::Status Coordinator::RunRound(int64_t t) {
   rec.wall = Since(start);
   rec.own = own + Since(close_start) - record_wait;
   rec.line = PendingLine(*round_state, plan, rec, waited, record_wait,
-                         stallers);
+                         stallers, missing);
   const DownloadBook::Bytes dl = state_->downloads.Round(round);
   rec.summary = absl::StrFormat(
       "up %.2f MB  down %.2f MB (%.2f MB on the wire)  %d accepted %d "
@@ -217,8 +305,17 @@ nlohmann::json Coordinator::PendingLine(const RoundState& rs,
                                         const RoundPlan& plan,
                                         const PendingRecord& rec, double waited,
                                         double record_wait,
-                                        const nlohmann::json& stallers) const {
+                                        const nlohmann::json& stallers,
+                                        const ClientRegistry::Missing& missing) const {
   nlohmann::json line = RoundLine(rs, rec.wall, rec.own);
+  // Who was missing as the round opened, and whose tasks it stopped
+  // waiting for (server/state/lost_daemons.h).
+  line["clients_missing"] = missing.clients();
+  nlohmann::json daemons = nlohmann::json::array();
+  for (const ClientRegistry::MissingDaemon& d : missing.daemons)
+    daemons.push_back(d.name);
+  line["daemons_missing"] = std::move(daemons);
+  line["clients_abandoned"] = rs.abandoned_clients();
   capacity_->AddFields(plan, &line, state_->metrics);
   line["wait_seconds"] = waited;
   line["record_wait_seconds"] = record_wait;
@@ -309,16 +406,8 @@ void Coordinator::LogRoundOpen(const RoundPlan& plan, int64_t round) const {
   std::string need;
   if (plan.needed > 0 && plan.needed < static_cast<int64_t>(clients.size()))
     need = absl::StrCat(", the first ", plan.needed, " close it");
-  // A cohort of thousands would make a line of kilobytes a round: its
-  // first ids and the count (rounds.jsonl `participants` has them all).
-  std::string list = absl::StrJoin(clients, ",");
-  constexpr size_t kShown = 32;
-  if (clients.size() > kShown)
-    list = absl::StrCat(
-        absl::StrJoin(clients.begin(), clients.begin() + kShown, ","),
-        ",... (", clients.size(), " clients)");
-  LogLine("coordinator",
-          absl::StrCat("round ", round, " open: clients ", list, need));
+  LogLine("coordinator", absl::StrCat("round ", round, " open: clients ",
+                                      ClientList(clients), need));
 }
 
 std::map<int64_t, v1::FeedMessage> Coordinator::MakeTasks(

@@ -30,6 +30,7 @@
 #include "server/rpc/health_port.h"
 #include "server/run/coordinator_options.h"
 #include "server/run/run_results.h"
+#include "server/state/lost_daemons.h"
 #include "server/state/staller_book.h"
 
 namespace shefl {
@@ -56,7 +57,16 @@ class Coordinator {
   absl::Status StartServers(
       const CoordinatorOptions& options,
       const std::shared_ptr<grpc::ServerCredentials>& creds);
-  void WaitForDaemons(bool first);
+  // Waits until round `round` (from 1) may open; an error once
+  // clients.give_up_after_s has passed below the quorum.
+  absl::Status WaitForDaemons(int64_t round);
+  std::string WaitingFor(bool first, int64_t connected, int64_t quorum) const;
+  std::vector<int64_t> ConnectedHosts() const;
+  void NoteLost(int64_t round);
+  // Ends the run on `why`, leaving it resumable.
+  absl::Status GiveUp(const absl::Status& why);
+  // The round's uploads; true when complete (server/state/round_state.h).
+  bool WaitForUploads(RoundState& rs);
   absl::Status RunRound(int64_t t);
   void LogRoundOpen(const RoundPlan& plan, int64_t round) const;
   std::map<int64_t, v1::FeedMessage> MakeTasks(const RoundPlan& plan,
@@ -84,7 +94,8 @@ class Coordinator {
   nlohmann::json PendingLine(const RoundState& rs, const RoundPlan& plan,
                              const PendingRecord& rec, double waited,
                              double record_wait,
-                             const nlohmann::json& stallers) const;
+                             const nlohmann::json& stallers,
+                             const ClientRegistry::Missing& missing) const;
   absl::Status Record(const PendingRecord& rec);
   // Waits for the previous round's Record; its status.
   absl::Status WaitForRecord();
@@ -101,6 +112,7 @@ class Coordinator {
   std::unique_ptr<Scheduler> scheduler_;
   std::unique_ptr<CapacityPlan> capacity_;  // capacity levels, HASA
   std::unique_ptr<StallerBook> stallers_;   // strikes; the round loop's
+  std::unique_ptr<LostDaemons> lost_;       // the round loop's
   std::unique_ptr<RunResults> results_;
   std::unique_ptr<CoordinatorService> service_;
   std::unique_ptr<grpc::Server> server_;

@@ -133,6 +133,7 @@ absl::StatusOr<std::unique_ptr<Coordinator>> Coordinator::Create(
   c->scheduler_ = std::make_unique<Scheduler>(std::move(*scheduler));
   c->stallers_ = std::make_unique<StallerBook>(
       config->clients.staller_strikes, config->clients.staller_rounds_out);
+  c->lost_ = std::make_unique<LostDaemons>(config->clients.lost_after_s);
   LogLine("coordinator",
           absl::StrCat("top-k budget of d = ", c->evaluator_->dim(), ": k = ",
                        c->scheduler_->k_lpc(),
@@ -155,6 +156,8 @@ absl::StatusOr<std::unique_ptr<Coordinator>> Coordinator::Create(
     c->state_->model_layout.push_back(std::move(t));
   }
   c->state_->metrics.SetRoundsPlanned(config->rounds);
+  c->state_->metrics.SetClientsExpected(config->clients.num_clients,
+                                        ClientQuorum(config->clients));
   if (resume && have_checkpoint)  // before /metrics serves: no 0 is scraped
     c->state_->metrics.RestoreFromRounds(c->results_->dir() + "/rounds.jsonl");
   if (ownership) c->state_->registry.RestoreOwnership(std::move(*ownership));
@@ -312,6 +315,7 @@ absl::Status Coordinator::Finish(double wall) {
       {"wall_seconds", wall},
       {"coordinator_peak_rss_bytes", PeakRssBytes()}};
   if (!registration_.is_null()) summary["registration"] = registration_;
+  summary["clients_lost"] = lost_->ToJson();
   kind_->AddSummary(RoundsLog::ReadEnds(rounds).last, &summary);
   if (rounds_to_threshold_ >= 0)
     summary["rounds_to_threshold"] = rounds_to_threshold_;

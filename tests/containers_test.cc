@@ -148,9 +148,10 @@ TEST_CASE("podman-compose runs the testbed: rounds with exact books, Prometheus,
            {"round_deadline_s: 60", "round_deadline_s: 10"},
            {"num_clients: 8", "num_clients: 20"},  // two daemons of auto:10
            {"num_hpc: 4", "num_hpc: 10"},
-           // Rounds go on with one daemon's clients once the other is gone
-           // (podman kill counts as stopped by the user: no restart).
-           {"per_round_lpc: 3", "per_round_lpc: 3\n  min_connected: 10"}}) {
+           // Rounds go on with one daemon's clients (the default quorum:
+           // half of N) once the other has been gone 15 s (podman kill
+           // counts as stopped by the user: no restart).
+           {"per_round_lpc: 3", "per_round_lpc: 3\n  lost_after_s: 15"}}) {
     const size_t at = config.find(from);
     REQUIRE(at != std::string::npos);
     config.replace(at, from.size(), to);
@@ -214,6 +215,12 @@ TEST_CASE("podman-compose runs the testbed: rounds with exact books, Prometheus,
   const auto rounds = ReadJsonl(run + "/rounds.jsonl");
   CHECK(rounds.size() == 15u);
   CHECK(rounds_at_kill < 15u);
+  // The killed daemon's 10 clients are booked as lost, not back.
+  const auto summary = nlohmann::json::parse(ReadFile(run + "/summary.json"), nullptr, false);
+  REQUIRE(!summary.is_discarded());
+  REQUIRE(summary["clients_lost"].size() == 1u);
+  CHECK(summary["clients_lost"][0]["clients"].size() == 10u);
+  CHECK(summary["clients_lost"][0]["back_round"].is_null());
 
   // The byte books, field by field. Each daemon writes its line for a
   // round when it learns the round ended, so the killed one may lack lines

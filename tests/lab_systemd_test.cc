@@ -93,12 +93,13 @@ std::vector<nlohmann::json> Rounds(const Lab& lab) {
 // Fashion-MNIST (from the package the playbook installs), the CNN, rounds
 // of a few seconds (long enough to restart the coordinator inside the
 // run): 20 clients, 10 a host; rounds go on with one host's clients once
-// the other is stopped (min_connected).
+// the other is gone (the default quorum: half of N), after 15 s of silence
+// (clients.lost_after_s; the default is 60).
 std::string LabConfig() {
   return R"(name: lab
 method: shefl
 seed: 3
-rounds: 10
+rounds: 16
 round_deadline_s: 60
 data:
   dataset: fmnist
@@ -113,8 +114,8 @@ clients:
   num_hpc: 10
   per_round_hpc: 2
   per_round_lpc: 2
-  min_connected: 10
   start_timeout_s: 20
+  lost_after_s: 15
 train:
   lr: 0.05
   local_steps: 60
@@ -298,28 +299,51 @@ TEST_CASE("the playbook installs the lab on three systemd hosts: a run that surv
   const std::string coord_log = journal(1, "shefl-coordinator");
   CHECK(testing::ResumedAfter(coord_log) >= static_cast<int>(at_restart));
 
-  // One daemon host's service stopped: the run goes on to its end with the
-  // other's clients.
+  // One daemon host's service stopped (no restart: systemd restarts only
+  // what fails): the run goes on with the other's clients. Started again,
+  // it rejoins with its clients.
   const size_t at_stop = Rounds(lab).size();
   auto stop = lab.On(3, "systemctl stop shefl-client", 120);
   INFO(stop.output);
   CHECK(stop.exit_code == 0);
   CHECK(lab.On(3, "systemctl is-active shefl-client").output.rfind("inactive", 0) == 0);
+  if (!rounds_at_least(at_stop + 2, 300)) FAIL("no round without lab-3\n" << logs());
+  CHECK(lab.On(3, "systemctl start shefl-client", 120).exit_code == 0);
+  const auto back = [&] {
+    const auto rs = Rounds(lab);
+    return rs.size() > at_stop + 2 && rs.back()["clients_missing"] == 0;
+  };
+  if (!WaitUntil(back, 300)) FAIL("lab-3 did not rejoin\n" << logs());
+
+  // Then a host's container stopped outright (no goodbye on its
+  // connections: keepalive finds it): the run goes on with lab-3's clients.
+  const size_t at_kill = Rounds(lab).size();
+  CHECK(Sh("podman kill " + lab.Host(2) + " 2>&1", 60).exit_code == 0);
   // summary.json alone says nothing: a stopped coordinator writes one too.
-  const bool finished = rounds_at_least(10, 600);
-  if (!finished) FAIL("the run did not finish\n" << logs());
+  const bool finished = rounds_at_least(16, 600);
+  if (!finished) FAIL("the run did not finish\n" << journal(1, "shefl-coordinator"));
 
   const auto rounds = Rounds(lab);
   std::set<int64_t> numbers;
   for (const auto& r : rounds) numbers.insert(r["round"].get<int64_t>());
-  CHECK(rounds.size() == 10u);
-  CHECK(numbers == std::set<int64_t>{1, 2, 3, 4, 5, 6, 7, 8, 9, 10});
-  CHECK(at_stop < 10u);
+  CHECK(rounds.size() == 16u);
+  CHECK(numbers.size() == 16u);
+  CHECK(*numbers.rbegin() == 16);
+  CHECK(at_kill < 16u);
   const auto summary = nlohmann::json::parse(
       lab.On(1, std::string("cat ") + kRun + "/summary.json").output, nullptr, false);
   REQUIRE(!summary.is_discarded());
   INFO(summary.dump());
-  CHECK(summary.value("rounds", 0) == 10);
+  CHECK(summary.value("rounds", 0) == 16);
+  // Both losses booked: lab-3 back, lab-2 not.
+  const auto& lost = summary["clients_lost"];
+  REQUIRE(lost.size() == 2);
+  CHECK(lost[0]["daemon"] == "lab-3");
+  CHECK(lost[0]["back_round"].is_number());
+  CHECK(lost[1]["daemon"] == "lab-2");
+  CHECK(lost[1]["back_round"].is_null());
+  CHECK(lost[1]["clients"].size() == 10u);
+  CHECK(rounds.back()["daemons_missing"] == nlohmann::json::array({"lab-2"}));
   // The coordinator ended the run by itself (exit 0: no restart by
   // systemd), and the surviving daemon with it.
   CHECK(WaitUntil(

@@ -407,6 +407,11 @@ TEST_CASE("the live status line: waiting, then a round's uploads, bytes and ETA"
   f.eta_s = 41.6;
   f.connected = 10;
   CHECK(FormatStatusLine(f) == "round 4/10: 6/8 uploads  up 1.21 MB  10/20 connected  ETA 42 s");
+  f.quorum = 11;  // below the quorum, the round waits for clients
+  CHECK(FormatStatusLine(f) ==
+        "waiting for clients: 10/20 connected, below the quorum of 11");
+  f.quorum = 10;
+  CHECK(FormatStatusLine(f) == "round 4/10: 6/8 uploads  up 1.21 MB  10/20 connected  ETA 42 s");
   const auto m = ParsePrometheusText(
       "# HELP x\nshefl_round 3\nshefl_bytes_total{direction=\"up\",tier=\"hpc\"} 5e5\n");
   CHECK(m.at("shefl_round") == 3);

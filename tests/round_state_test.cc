@@ -6,6 +6,7 @@
 #include <atomic>
 #include <chrono>
 #include <thread>
+#include <vector>
 
 #include <catch2/catch.hpp>
 
@@ -100,6 +101,54 @@ TEST_CASE("closing a round waits for the replies of accepted updates",
   const absl::Status late = r.Accept(7, 1, 1.0, Delta());
   CHECK(IsLate(late));
   CHECK(r.accepted() == 1);
+}
+
+TEST_CASE("a client given up no longer holds the round, and its late update still counts",
+          "[round_state]") {
+  RoundPlan plan = OneHpcTwoModels();
+  plan.tasks.push_back(ClientTask{8, Tier::kLpc, {0}, {2}});
+  plan.num_lpc = 1;
+  std::atomic<bool> stop{false};
+  RoundState r(1, plan, {0, 0}, 4, AggregationConfig{}, 2,
+               Clock::now() + std::chrono::seconds(60));
+  REQUIRE(r.Accept(8, 0, 1.0, Delta()).ok());
+  r.Replied(8, 0);
+  CHECK(r.waiting_clients() == std::vector<int64_t>{7});
+  // The wait ends at `until` while client 7 is still owed.
+  CHECK_FALSE(r.WaitComplete(stop, Clock::now() + std::chrono::milliseconds(200)));
+  CHECK(r.Abandon(8) == 0);  // nothing of 8 is pending
+  CHECK(r.Abandon(7) == 2);
+  CHECK(r.Abandon(7) == 0);
+  const auto start = Clock::now();
+  CHECK(r.WaitComplete(stop, Clock::now() + std::chrono::seconds(30)));
+  CHECK(Clock::now() - start < std::chrono::seconds(10));
+  CHECK(r.waiting_clients().empty());
+  CHECK(r.abandoned_clients() == std::vector<int64_t>{7});
+  // An update of a client given up that arrives before the close counts.
+  REQUIRE(r.Accept(7, 1, 1.0, Delta()).ok());
+  r.Replied(7, 1);
+  CHECK(r.accepted() == 2);
+  CHECK(r.silent_clients().empty());
+}
+
+TEST_CASE("with over-selection, giving up on clients closes the round with those left",
+          "[round_state]") {
+  RoundPlan plan = OneHpcTwoModels();
+  plan.tasks.push_back(ClientTask{8, Tier::kLpc, {0}, {2}});
+  plan.tasks.push_back(ClientTask{9, Tier::kLpc, {1}, {2}});
+  plan.num_lpc = 2;
+  plan.needed = 2;
+  std::atomic<bool> stop{false};
+  RoundState r(1, plan, {0, 0}, 4, AggregationConfig{}, 2,
+               Clock::now() + std::chrono::seconds(60));
+  REQUIRE(r.Accept(8, 0, 1.0, Delta()).ok());
+  r.Replied(8, 0);
+  r.Abandon(9);
+  // One client done of the 2 needed, and 7 still owed: not complete.
+  CHECK_FALSE(r.WaitComplete(stop, Clock::now() + std::chrono::milliseconds(200)));
+  r.Abandon(7);  // nothing left to wait for
+  CHECK(r.WaitComplete(stop, Clock::now() + std::chrono::seconds(30)));
+  CHECK(r.completed_clients() == std::vector<int64_t>{8});
 }
 
 }  // namespace

@@ -116,12 +116,17 @@ struct ClientsConfig {
   // counts the updates each model actually received (`paper` falls back to
   // `paper_per_model` in a round where an HPC trains fewer than M).
   std::string hpc_capacity;
-  // Liveness (docs/DESIGN.md, "Trust and faults"): the run starts when every
-  // client is connected, or after start_timeout_s with at least
-  // min_connected; a round starts only with that quorum and samples connected
+  // Liveness (docs/DESIGN.md, "Trust and faults"): round 1 starts when
+  // every client is connected, or after start_timeout_s with the quorum.
+  // A later round waits for a missing daemon until it has been silent for
+  // lost_after_s (a restart brings it back sooner), then goes on with the
+  // connected clients if the quorum holds; below it, it waits, and after
+  // give_up_after_s stops the run (resumable). Rounds sample connected
   // clients only.
-  int64_t min_connected = 0;     // 0: all N
+  int64_t min_connected = 0;     // the quorum; 0: max(C, ceil(N/2))
   double start_timeout_s = 60;
+  double lost_after_s = 60;      // 0: go on at once
+  double give_up_after_s = 7200; // 0: wait for ever
   // Stallers (server/state/staller_book.h): a sampled client that sends no
   // update before a round's deadline gets a strike; after staller_strikes
   // in a row it sits out the next staller_rounds_out rounds. 0: off.

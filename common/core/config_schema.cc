@@ -175,11 +175,18 @@ std::vector<Field> Fields(ExperimentConfig& c) {
       // The spelling; both set the same value.
       {"clients.over_select", "Another name for clients.over_selection.",
        &cl.over_selection, 0, 10},
-      {"clients.min_connected", "Quorum of connected clients to start the "
-       "run and each round; 0: all N.", &cl.min_connected, 0, 1e8},
+      {"clients.min_connected", "Quorum of connected clients a round needs; "
+       "0: the cohort size C or half of N, the larger.", &cl.min_connected, 0,
+       1e8},
       {"clients.start_timeout_s", "Seconds to wait for all N clients before "
        "starting with the min_connected quorum.", &cl.start_timeout_s, 0,
        86400},
+      {"clients.lost_after_s", "Seconds a daemon may be gone before later "
+       "rounds go on without its clients (quorum permitting); 0: at once.",
+       &cl.lost_after_s, 0, 86400},
+      {"clients.give_up_after_s", "Seconds below the quorum before the run "
+       "stops with an error (resumable); 0: never.", &cl.give_up_after_s, 0,
+       31536000},
       {"clients.staller_strikes", "Missed deadlines in a row after which a "
        "client sits out; 0: off.", &cl.staller_strikes, 0, 1000},
       {"clients.staller_rounds_out", "Rounds a staller sits out.",

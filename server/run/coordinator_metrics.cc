@@ -150,6 +150,18 @@ CoordinatorMetrics::CoordinatorMetrics()
                             .Help("Logical clients whose daemon holds a feed")
                             .Register(r)
                             .Add({});
+  clients_missing_ = &prometheus::BuildGauge()
+                          .Name("shefl_clients_missing")
+                          .Help("Logical clients whose daemon holds no feed "
+                                "(gone, or not yet registered)")
+                          .Register(r)
+                          .Add({});
+  clients_quorum_ = &prometheus::BuildGauge()
+                         .Name("shefl_clients_quorum")
+                         .Help("Connected clients a round needs "
+                               "(clients.min_connected)")
+                         .Register(r)
+                         .Add({});
   refusals_ = &prometheus::BuildCounter()
                    .Name("shefl_refusals_total")
                    .Help("Refused RPCs by RPC and reason; their bytes are "
@@ -189,6 +201,13 @@ CoordinatorMetrics::CoordinatorMetrics()
                                     "next round")
                               .Register(r)
                               .Add({});
+}
+
+void CoordinatorMetrics::SetClientsExpected(int64_t num_clients,
+                                            int64_t quorum) {
+  num_clients_ = num_clients;
+  clients_quorum_->Set(static_cast<double>(quorum));
+  clients_missing_->Set(static_cast<double>(num_clients));  // none connected
 }
 
 void CoordinatorMetrics::SetStallers(int64_t strikes, int64_t sitting_out) {

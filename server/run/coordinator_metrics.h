@@ -8,6 +8,8 @@
 #include <prometheus/histogram.h>
 #include <prometheus/registry.h>
 
+#include <atomic>
+#include <cstdint>
 #include <memory>
 #include <string>
 
@@ -100,9 +102,13 @@ class CoordinatorMetrics {
   void SetMaxAbsWeight(double v) { max_abs_weight_->Set(v); }
   // Staller strikes so far and the clients sitting out the next round.
   void SetStallers(int64_t strikes, int64_t sitting_out);
+  // Also sets shefl_clients_missing (N less the connected).
   void SetClientsConnected(int64_t n) {
     clients_connected_->Set(static_cast<double>(n));
+    clients_missing_->Set(static_cast<double>(num_clients_.load() - n));
   }
+  // N and the quorum a round needs (server/state/lost_daemons.h).
+  void SetClientsExpected(int64_t num_clients, int64_t quorum);
 
  private:
   std::shared_ptr<prometheus::Registry> registry_;
@@ -130,6 +136,9 @@ class CoordinatorMetrics {
   prometheus::Family<prometheus::Counter>* download_bytes_ = nullptr;
   prometheus::Family<prometheus::Counter>* updates_;
   prometheus::Gauge* clients_connected_;
+  prometheus::Gauge* clients_missing_ = nullptr;
+  prometheus::Gauge* clients_quorum_ = nullptr;
+  std::atomic<int64_t> num_clients_{0};
   prometheus::Family<prometheus::Counter>* refusals_;
   prometheus::Counter* refused_bytes_;
   prometheus::Counter* not_published_;

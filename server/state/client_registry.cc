@@ -319,6 +319,7 @@ std::shared_ptr<DaemonSession> ClientRegistry::OwnerOf(int64_t client) const {
 void ClientRegistry::SetFeedOpen(const std::shared_ptr<DaemonSession>& s,
                                  bool open) {
   MutexLock lock(mu_);
+  if (s->feed_open != open) s->feed_changed = std::chrono::steady_clock::now();
   s->feed_open = open;
   s->feed_was_open = s->feed_was_open || open;
 }
@@ -349,6 +350,48 @@ std::vector<std::shared_ptr<DaemonSession>> ClientRegistry::Sessions() const {
   std::vector<std::shared_ptr<DaemonSession>> out;
   for (const auto& [name, s] : by_name_) out.push_back(s);
   return out;
+}
+
+namespace {
+double SecondsSince(std::chrono::steady_clock::time_point t) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t)
+      .count();
+}
+}  // namespace
+
+int64_t ClientRegistry::Missing::clients() const {
+  int64_t n = unhosted;
+  for (const MissingDaemon& d : daemons)
+    n += static_cast<int64_t>(d.clients.size());
+  return n;
+}
+
+double ClientRegistry::Missing::shortest_silence_s() const {
+  double s = unhosted > 0 ? unhosted_silent_s : -1;
+  for (const MissingDaemon& d : daemons)
+    s = s < 0 ? d.silent_s : std::min(s, d.silent_s);
+  return std::max(s, 0.0);
+}
+
+ClientRegistry::Missing ClientRegistry::MissingNow() const {
+  MutexLock lock(mu_);
+  Missing out;
+  int64_t hosted = 0;
+  for (const auto& [name, s] : by_name_) {
+    hosted += static_cast<int64_t>(s->clients.size());
+    if (!s->feed_open)
+      out.daemons.push_back({name, s->clients, SecondsSince(s->feed_changed)});
+  }
+  out.unhosted = num_clients_ - hosted;
+  out.unhosted_silent_s = SecondsSince(created_);
+  return out;
+}
+
+double ClientRegistry::SilentSeconds(int64_t client) const {
+  MutexLock lock(mu_);
+  const auto host = HostLocked(client);
+  if (host == nullptr) return SecondsSince(created_);
+  return host->feed_open ? -1 : SecondsSince(host->feed_changed);
 }
 
 }  // namespace shefl

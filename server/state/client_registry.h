@@ -44,6 +44,10 @@ struct DaemonSession {
   // Its feed opened once (so a closed one now means the daemon is gone,
   // not that it has yet to open it); guarded by the registry's mutex.
   bool feed_was_open = false;
+  // When its feed last opened or closed (at registration: when it
+  // registered); guarded by the registry's mutex.
+  std::chrono::steady_clock::time_point feed_changed =
+      std::chrono::steady_clock::now();
   std::atomic<int> open_feeds{0};  // TaskFeed handlers running (the service's cap)
 };
 
@@ -119,8 +123,33 @@ class ClientRegistry {
   bool IsConnected(int64_t client) const;
   std::vector<std::shared_ptr<DaemonSession>> Sessions() const;
 
+  // Who is missing now (server/state/lost_daemons.h decides what that
+  // costs): each daemon without an open feed, with its clients and the
+  // seconds since its feed closed (or since it registered, when it has not
+  // opened one), and the client ids no daemon hosts, silent since the
+  // registry was made.
+  struct MissingDaemon {
+    std::string name;
+    std::vector<int64_t> clients;
+    double silent_s = 0;
+  };
+  struct Missing {
+    std::vector<MissingDaemon> daemons;
+    int64_t unhosted = 0;
+    double unhosted_silent_s = 0;
+    int64_t clients() const;
+    // The shortest silence among them (the latest to go); 0 when none.
+    double shortest_silence_s() const;
+  };
+  Missing MissingNow() const;
+  // Seconds `client`'s daemon has been gone as MissingNow counts them; -1
+  // while its feed is open.
+  double SilentSeconds(int64_t client) const;
+
  private:
   const int64_t num_clients_;
+  const std::chrono::steady_clock::time_point created_ =
+      std::chrono::steady_clock::now();
   mutable Mutex mu_;
   std::map<std::string, std::shared_ptr<DaemonSession>> by_name_ ABSL_GUARDED_BY(mu_);
   std::map<std::string, std::shared_ptr<DaemonSession>> by_session_ ABSL_GUARDED_BY(mu_);

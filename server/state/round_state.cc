@@ -1,6 +1,7 @@
 #include "server/state/round_state.h"
 
 #include <atomic>
+#include <climits>
 
 #include "absl/strings/cord.h"
 #include "absl/strings/str_cat.h"
@@ -98,27 +99,71 @@ void RoundState::Replied(int64_t client, int64_t model) {
   cv_.notify_all();
 }
 
+// Complete: every pair replied to or given up, or (over-selection) the
+// first `needed_` clients have every pair replied to.
 bool RoundState::CompleteLocked() const {
   if (replied_ == static_cast<int64_t>(pairs_.size())) return true;
-  if (needed_ <= 0) return false;
   int64_t done = 0;
+  bool settled = true;  // every pair replied to or given up
   for (auto it = pairs_.begin(); it != pairs_.end();) {
     const int64_t client = it->first.first;
     bool all = true;
-    for (; it != pairs_.end() && it->first.first == client; ++it)
+    for (; it != pairs_.end() && it->first.first == client; ++it) {
       all = all && it->second.replied;
+      settled = settled && (it->second.replied || it->second.abandoned);
+    }
     done += all;
   }
-  return done >= needed_;
+  return settled || (needed_ > 0 && done >= needed_);
 }
 
 bool RoundState::WaitComplete(const std::atomic<bool>& stop) {
+  return WaitComplete(stop, deadline_);
+}
+
+bool RoundState::WaitComplete(const std::atomic<bool>& stop,
+                              Clock::time_point until) {
   UniqueLock lock(mu_);
   while (!CompleteLocked()) {
-    if (stop.load() || Clock::now() >= deadline_) return false;
+    const auto now = Clock::now();
+    if (stop.load() || now >= deadline_ || now >= until) return false;
     cv_.wait_for(lock, std::chrono::milliseconds(100));
   }
   return true;
+}
+
+int64_t RoundState::Abandon(int64_t client) {
+  int64_t n = 0;
+  {
+    MutexLock lock(mu_);
+    for (auto it = pairs_.lower_bound({client, INT64_MIN});
+         it != pairs_.end() && it->first.first == client; ++it)
+      if (!it->second.received && !it->second.abandoned) {
+        it->second.abandoned = true;
+        ++n;
+      }
+  }
+  cv_.notify_all();
+  return n;
+}
+
+std::vector<int64_t> RoundState::waiting_clients() const {
+  MutexLock lock(mu_);
+  std::vector<int64_t> out;
+  for (const auto& [key, p] : pairs_)
+    if (!p.replied && !p.abandoned &&
+        (out.empty() || out.back() != key.first))
+      out.push_back(key.first);
+  return out;
+}
+
+std::vector<int64_t> RoundState::abandoned_clients() const {
+  MutexLock lock(mu_);
+  std::vector<int64_t> out;
+  for (const auto& [key, p] : pairs_)
+    if (p.abandoned && (out.empty() || out.back() != key.first))
+      out.push_back(key.first);
+  return out;
 }
 
 std::vector<ModelAggregator>& RoundState::Close() {

@@ -62,6 +62,18 @@ class RoundState {
   // deadline passed, or `stop` is set (checked every 100 ms). Returns true
   // when complete.
   bool WaitComplete(const std::atomic<bool>& stop);
+  // The same, returning false also at `until` (before the deadline), so
+  // the round loop can look at who is gone between waits.
+  bool WaitComplete(const std::atomic<bool>& stop, Clock::time_point until);
+  // Stops waiting for `client`'s updates that have not arrived (its daemon
+  // is gone for good: server/state/lost_daemons.h): the round completes
+  // without them. An update that arrives before the close still counts.
+  // Returns the pairs given up.
+  int64_t Abandon(int64_t client);
+  // Sampled clients with an update neither replied to nor given up, and
+  // those given up (ascending).
+  std::vector<int64_t> waiting_clients() const;
+  std::vector<int64_t> abandoned_clients() const;
   // Refuses every later Accept; returns the aggregators, one per model.
   // Waits (at most 2 s) for the replies of updates already accepted.
   std::vector<ModelAggregator>& Close();
@@ -97,6 +109,7 @@ class RoundState {
     Tier tier;
     bool received = false;
     bool replied = false;
+    bool abandoned = false;  // Abandon: not waited for
     double arrived_s = 0;  // since opened_, once received
   };
   bool CompleteLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
