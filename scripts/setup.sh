@@ -4,7 +4,14 @@
 # into build/. SHEFL_SETUP=run (scripts/run.sh): what building and running
 # need, and only the three binaries on a new build folder. SHEFL_SETUP=test
 # (scripts/test.sh, the default): also the test, benchmark and deployment
-# tools, and everything is built.
+# tools, and everything is built. In run mode, `--python-clients` among the
+# arguments (scripts/run.sh passes shefl run's) also installs what the
+# Python client needs and builds its modules.
+# SHEFL_SETUP_DRY_RUN=1: print the packages and targets it would use, and
+# stop (nothing installed or built).
+# It supports Debian 12 (bookworm) on x86-64; elsewhere it stops and says
+# so (SHEFL_ANY_OS=1 tries anyway; SHEFL_OS_RELEASE names another
+# os-release file, for its test).
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -34,6 +41,16 @@ TEST_PACKAGES=(
   podman podman-compose runc debootstrap containernetworking-plugins
   golang-github-containernetworking-plugin-dnsname dnsmasq-base iptables
 )
+# The Python client (python/, docs/PYTHON.md): PyTorch, gRPC and protobuf
+# for Python, and numpy.
+PYTHON_PACKAGES=(python3-torch python3-grpcio python3-protobuf python3-numpy)
+WITH_PYTHON=0
+if [ "$MODE" = run ]; then
+  for a in "$@"; do
+    case "$a" in --python-clients|--python-clients=*) WITH_PYTHON=1 ;; esac
+  done
+fi
+[ "$WITH_PYTHON" = 1 ] && PACKAGES+=("${PYTHON_PACKAGES[@]}")
 if [ "$MODE" = test ]; then
   PACKAGES+=("${TEST_PACKAGES[@]}")
   # kubectl renders deploy/k8s offline (`kubectl kustomize`): Debian's
@@ -59,19 +76,42 @@ install_missing() {
     --no-install-recommends "${missing[@]}"
 }
 
+# Debian 12 on x86-64 is what the package names and versions are for; on
+# another system apt would fail half way.
+check_os() {
+  local id="" version="" arch release="${SHEFL_OS_RELEASE:-/etc/os-release}"
+  if [ -r "$release" ]; then
+    id="$(. "$release" && echo "${ID:-}")"
+    version="$(. "$release" && echo "${VERSION_ID:-}")"
+  fi
+  arch="$(uname -m)"
+  [ "$id" = debian ] && [ "$version" = 12 ] && [ "$arch" = x86_64 ] && return 0
+  echo "shefl: this script installs Debian 12 (bookworm) packages on x86-64;" \
+       "this system is ${id:-unknown} ${version:-?} on $arch." >&2
+  if [ "${SHEFL_ANY_OS:-0}" != 1 ]; then
+    echo "shefl: stopping before apt changes anything. Install the packages" \
+         "listed in scripts/setup.sh your own way and build with cmake, or" \
+         "set SHEFL_ANY_OS=1 to try anyway." >&2
+    exit 1
+  fi
+  echo "shefl: SHEFL_ANY_OS=1: trying anyway." >&2
+}
+
 # OpenBLAS is the BLAS LibTorch should find at run time (the reference BLAS
-# made a CNN step 3.9x slower here). Make sure the alternative points at it.
-select_openblas() {
+# made a CNN step 3.9x slower). Installing libopenblas0-pthread makes it the
+# system's choice unless someone chose another; that choice is the
+# machine's (other software on a shared machine may rely on it), so this
+# only says how to change it.
+check_openblas() {
   local lib=/usr/lib/x86_64-linux-gnu/openblas-pthread/libblas.so.3
   [ -e "$lib" ] || return 0
   local cur
   cur="$(update-alternatives --query libblas.so.3-x86_64-linux-gnu 2>/dev/null \
          | awk '/^Value:/{print $2}')"
-  if [ "$cur" != "$lib" ]; then
-    local sudo=""
-    [ "$(id -u)" -ne 0 ] && sudo="sudo"
-    $sudo update-alternatives --set libblas.so.3-x86_64-linux-gnu "$lib" >/dev/null 2>&1 || true
-  fi
+  [ -z "$cur" ] || [ "$cur" = "$lib" ] && return 0
+  echo "shefl: warning: libblas.so.3 is $cur, not OpenBLAS: LibTorch's CPU" \
+       "layers run up to 4x slower. To switch (for the whole machine):" \
+       "sudo update-alternatives --set libblas.so.3-x86_64-linux-gnu $lib" >&2
 }
 
 # Let every clone share ccache's results: paths below ROOT are hashed
@@ -88,6 +128,7 @@ build() {
     options=(-DSHEFL_BUILD_TESTS=OFF)  # a build folder of scripts/test.sh keeps its tests
   fi
   [ "$MODE" = run ] && targets=(--target shefl shefl-coordinator shefl-client)
+  [ "$MODE" = run ] && [ "$WITH_PYTHON" = 1 ] && targets+=(shefl_python_stubs)
   cmake -S "$ROOT" -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
     "${options[@]}" >/dev/null
   echo "shefl: building ${targets[*]:-everything} in $BUILD_DIR ($jobs jobs; ninja's" \
@@ -96,8 +137,16 @@ build() {
   echo "shefl: built in $((SECONDS - start)) s" >&2
 }
 
+check_os
+if [ "${SHEFL_SETUP_DRY_RUN:-0}" = 1 ]; then
+  echo "packages: ${PACKAGES[*]}"
+  [ "$MODE" = run ] && echo "targets: shefl shefl-coordinator shefl-client$(
+    [ "$WITH_PYTHON" = 1 ] && echo " shefl_python_stubs")"
+  [ "$MODE" = test ] && echo "targets: everything"
+  exit 0
+fi
 install_missing
-select_openblas
+check_openblas
 build
 # LibTorch 2.x's headers for torch2_test (not installed: unpacked into the
 # build folder). A failed download leaves the build usable; the script says

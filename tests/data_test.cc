@@ -154,6 +154,16 @@ TEST_CASE("LoadDataset finds MNIST files, .gz or not, under root") {
   REQUIRE_FALSE(missing.ok());
   CHECK(missing.status().code() == absl::StatusCode::kNotFound);
   CHECK(Contains(missing.status(), "train-images-idx3-ubyte"));
+  // It names the data set and says where its files come from.
+  CHECK(Contains(missing.status(), "data set 'mnist'"));
+  CHECK(Contains(missing.status(), "set data.root"));
+  CHECK(Contains(missing.status(), "docs/RUNNING.md (\"Data sets\")"));
+  config.dataset = "cifar10";
+  auto cifar = LoadDataset(config, true, 1);
+  REQUIRE_FALSE(cifar.ok());
+  CHECK(cifar.status().code() == absl::StatusCode::kNotFound);
+  CHECK(Contains(cifar.status(), "cifar-10-binary.tar.gz"));
+  CHECK(Contains(cifar.status(), config.root));
 }
 
 TEST_CASE("broken IDX files give errors that name the file") {

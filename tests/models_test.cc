@@ -203,7 +203,16 @@ TEST_CASE("ResolveDevice parses device strings and names bad ones") {
     CHECK(std::string(d.status().message()).find("'" + bad + "'") !=
           std::string::npos);
   }
-  if (!CudaAvailable()) CHECK_FALSE(ResolveDevice("cuda").ok());
+  if (!CudaAvailable()) {
+    // It says why: no CUDA in this LibTorch at all, or no GPU it can use.
+    auto cuda = ResolveDevice("cuda:0");
+    REQUIRE_FALSE(cuda.ok());
+    const std::string why(cuda.status().message());
+    const bool cpu_only = why.find("this build's LibTorch has no CUDA") != std::string::npos;
+    const bool no_gpu = why.find("finds no usable GPU") != std::string::npos;
+    CHECK(cpu_only != no_gpu);
+    if (cpu_only) CHECK(why.find("docs/GPU.md") != std::string::npos);
+  }
 }
 
 TEST_CASE("ConfigureThreads sets torch's thread count") {

@@ -13,6 +13,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "common/data/data_sources.h"
 #include "common/data/data_svhn.h"
 
 namespace shefl {
@@ -107,11 +108,11 @@ absl::StatusOr<std::string> DefaultRoot(const std::string& dataset) {
       "' (fmnist | mnist | cifar10 | cifar100 | svhn | agnews | synthetic)"));
 }
 
-absl::StatusOr<Dataset> LoadDataset(const DataConfig& config, bool train,
-                                    uint64_t seed) {
-  auto standard = DefaultRoot(config.dataset);
-  if (!standard.ok()) return standard.status();
-  const std::string root = config.root.empty() ? *standard : config.root;
+namespace {
+
+absl::StatusOr<Dataset> LoadFrom(const DataConfig& config,
+                                 const std::string& root, bool train,
+                                 uint64_t seed) {
   const std::string& name = config.dataset;
   if (name == "fmnist" || name == "mnist") {
     return LoadMnistLike(root, train, name == "fmnist");
@@ -132,6 +133,22 @@ absl::StatusOr<Dataset> LoadDataset(const DataConfig& config, bool train,
         config.text_vocab, config.text_max_len);
   }
   return MakeSynthetic(config, train, seed);
+}
+
+}  // namespace
+
+absl::StatusOr<Dataset> LoadDataset(const DataConfig& config, bool train,
+                                    uint64_t seed) {
+  auto standard = DefaultRoot(config.dataset);
+  if (!standard.ok()) return standard.status();
+  const std::string root = config.root.empty() ? *standard : config.root;
+  auto loaded = LoadFrom(config, root, train, seed);
+  // A missing file: say which data set, and where its files come from.
+  if (!loaded.ok() && absl::IsNotFound(loaded.status()))
+    return absl::NotFoundError(absl::StrCat(
+        "data set '", config.dataset, "': ", loaded.status().message(), "; ",
+        DataSourceHint(config.dataset, root)));
+  return loaded;
 }
 
 std::vector<int64_t> SampleShape(const Dataset& dataset) {

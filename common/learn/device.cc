@@ -1,6 +1,7 @@
 #include "common/learn/device.h"
 
 #include <ATen/Parallel.h>
+#include <c10/core/impl/DeviceGuardImplInterface.h>
 #include <dlfcn.h>
 #include <torch/cuda.h>
 
@@ -30,8 +31,16 @@ absl::StatusOr<c10::Device> ResolveDevice(const std::string& spec) {
     }
   }
   if (!CudaAvailable()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("device '", spec, "': CUDA is not available"));
+    // A CPU-only LibTorch (Debian's libtorch-dev) registers no CUDA device
+    // guard; a CUDA one without a usable GPU does.
+    if (!c10::impl::hasDeviceGuardImpl(c10::DeviceType::CUDA))
+      return absl::InvalidArgumentError(absl::StrCat(
+          "device '", spec, "': this build's LibTorch has no CUDA (a CPU-only "
+          "LibTorch, such as Debian's libtorch-dev); use --device cpu or auto, "
+          "or build against a CUDA LibTorch (docs/GPU.md)"));
+    return absl::InvalidArgumentError(absl::StrCat(
+        "device '", spec, "': this build has CUDA but finds no usable GPU "
+        "(check nvidia-smi, the driver, and CUDA_VISIBLE_DEVICES)"));
   }
   const int count = static_cast<int>(torch::cuda::device_count());
   if (index >= count) {
