@@ -1,6 +1,7 @@
 // The repository stands alone (docs/DESIGN.md, "Conventions"): every path a
 // comment or a document cites is a file or folder of the tree, a quoted
-// section after a cited document is one of its headings, and nothing cites
+// section after a cited document (or after README, the root README.md) is
+// one of its headings, and nothing cites
 // a tracker number where a reason belongs. In C++ and proto sources only
 // comments are read (includes are the compiler's to check, and string
 // literals are data); everything else is read whole. Files that git ignores
@@ -282,6 +283,9 @@ class Checker {
         Add(rel, n, "cites a document the tree lacks: " + token);
         return;
       }
+    } else if (token == "README" && Exists("README.md")) {
+      // README followed by a quoted section: a heading of the root README.
+      target = "README.md";
     } else {
       return;
     }
@@ -341,7 +345,9 @@ TEST_CASE("a scratch tree with bad citations fails, naming file and line") {
           "Bad: docs/GUIDE.md, \"No such section\".\n" +
           "Bad: common/codec.h and BRIEF.md.\n" +
           "Bad: fixed in iss" + "ue 12.\n" +
-          "Bad: docs/GUIDE.md section 3. Good: docs/NUM.md, section 2.\n");
+          "Bad: docs/GUIDE.md section 3. Good: docs/NUM.md, section 2.\n" +
+          "Good: README \"Start\", README.md (\"Start\"). Bad: README \"Containers (podman)\".\n");
+  shefl::testing::WriteFile(root / "README.md", "# Tool\n\n## Start here\n");
   shefl::testing::WriteFile(root / "docs/NUM.md", "# Num\n\n## 2. Two\n");
   shefl::testing::WriteFile(
       root / "common/sparse/codec.h",
@@ -366,6 +372,7 @@ TEST_CASE("a scratch tree with bad citations fails, naming file and line") {
       std::string("docs/OTHER.md:5: a tracker number instead of a reason: 'iss") +
           "ue 12'",
       "docs/OTHER.md:6: cites a section number docs/GUIDE.md lacks: 3",
+      "docs/OTHER.md:7: cites a section README.md lacks: \"Containers (podman)\"",
   });
 }
 

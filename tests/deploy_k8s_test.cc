@@ -3,8 +3,9 @@
 // binaries: Services select the pods and name their ports, probes and
 // scrape annotations point at the ports the commands listen on, the
 // daemons dial the coordinator's Service, every flag is one the binaries
-// document, the experiment ConfigMap is a config shefl accepts, and the
-// CPU overlay drops the GPU request.
+// document, the experiment ConfigMap is a config shefl accepts, the base
+// requests no GPU and the GPU overlay does, and every image is one the
+// docs say how to build and provide.
 #include <yaml-cpp/yaml.h>
 
 #include <map>
@@ -53,6 +54,20 @@ int PortOf(const std::string& command, const std::string& flag) {
   REQUIRE(std::regex_search(command, m, std::regex(flag + " [^ :]*:(\\d+)")));
   return std::stoi(m[1]);
 }
+// Whether a container asks for a GPU (resources.limits."nvidia.com/gpu").
+bool GpuRequest(const YAML::Node& c) {
+  const YAML::Node resources = c["resources"];
+  if (!resources) return false;
+  const YAML::Node limits = resources["limits"];
+  return limits && limits["nvidia.com/gpu"];
+}
+// The daemon's SHEFL_DEVICE, which its command passes as --device.
+std::string DeviceOf(const YAML::Node& c) {
+  CHECK_THAT(Command(c), Catch::Contains("--device $SHEFL_DEVICE"));
+  for (const auto& e : c["env"])
+    if (e["name"].as<std::string>() == "SHEFL_DEVICE") return e["value"].as<std::string>();
+  return "";
+}
 int ContainerPort(const YAML::Node& c, const std::string& name) {
   for (const auto& p : c["ports"])
     if (p["name"].as<std::string>() == name) return p["containerPort"].as<int>();
@@ -89,7 +104,10 @@ TEST_CASE("the rendered manifests agree with each other and with the binaries") 
   const std::string dcmd = Command(daemon);
   CHECK_THAT(dcmd, Catch::Contains("--coordinator " + csvc["metadata"]["name"].as<std::string>() +
                                    ":" + std::to_string(ContainerPort(coordinator, "grpc"))));
-  CHECK(daemon["resources"]["limits"]["nvidia.com/gpu"].as<int>() == 1);
+  // The base runs on CPUs: the image from docker/Dockerfile has a CPU
+  // LibTorch, so a GPU request would only keep the pods pending.
+  CHECK_FALSE(GpuRequest(daemon));
+  CHECK(DeviceOf(daemon) == "cpu");
   // Every flag is documented by the binary it is passed to.
   for (const auto& [cmd, bin] : {std::pair{ccmd, "/shefl-coordinator"},
                                  std::pair{dcmd, "/shefl-client"}}) {
@@ -114,16 +132,49 @@ TEST_CASE("the rendered manifests agree with each other and with the binaries") 
   CHECK(mounted);
 }
 
-TEST_CASE("the CPU overlay runs the daemons without a GPU") {
-  const auto docs = Render(kK8s + "/overlays/cpu");
+TEST_CASE("the GPU overlay gives each daemon a GPU, the CUDA image and cuda:0") {
+  const auto docs = Render(kK8s + "/overlays/gpu");
   const YAML::Node daemon =
       Find(docs, "StatefulSet", "shefl-daemon")["spec"]["template"]["spec"]["containers"][0];
-  CHECK_FALSE(daemon["resources"]["limits"]["nvidia.com/gpu"]);
-  bool cpu = false;
-  for (const auto& e : daemon["env"])
-    cpu = cpu || (e["name"].as<std::string>() == "SHEFL_DEVICE" &&
-                  e["value"].as<std::string>() == "cpu");
-  CHECK(cpu);
+  REQUIRE(GpuRequest(daemon));
+  CHECK(daemon["resources"]["limits"]["nvidia.com/gpu"].as<int>() == 1);
+  CHECK(DeviceOf(daemon) == "cuda:0");
+  CHECK(daemon["image"].as<std::string>() == "shefl:cuda");
+  CHECK(daemon["imagePullPolicy"].as<std::string>() == "IfNotPresent");
+  // The coordinator needs no GPU and keeps the CPU image.
+  const YAML::Node coordinator =
+      Find(docs, "StatefulSet", "shefl-coordinator")["spec"]["template"]["spec"]["containers"][0];
+  CHECK(coordinator["image"].as<std::string>() == "shefl:latest");
+  CHECK_FALSE(GpuRequest(coordinator));
+}
+
+// Every image the manifests name is one the user builds (no public
+// registry has shefl), with a pull policy that uses an image loaded into
+// the nodes, and docs/DEPLOYMENT.md says how to build, load or push it.
+TEST_CASE("the images are ones the docs say how to build and provide") {
+  const std::string deployment =
+      testing::ReadFile(std::string(SHEFL_SOURCE_DIR) + "/docs/DEPLOYMENT.md");
+  for (const std::string& dir : {kK8s, kK8s + "/overlays/gpu"}) {
+    const auto docs = Render(dir);
+    int containers = 0;
+    for (const YAML::Node& d : docs) {
+      if (d["kind"].as<std::string>() != "StatefulSet") continue;
+      for (const auto& c : d["spec"]["template"]["spec"]["containers"]) {
+        ++containers;
+        const std::string image = c["image"].as<std::string>();
+        INFO(dir << ": " << image);
+        REQUIRE(c["imagePullPolicy"]);
+        CHECK(c["imagePullPolicy"].as<std::string>() == "IfNotPresent");
+        CHECK((image == "shefl:latest" || image == "shefl:cuda"));
+        // Built, loaded into kind and minikube, or pushed and named.
+        CHECK_THAT(deployment, Catch::Contains("-t " + image + " ."));
+        CHECK_THAT(deployment, Catch::Contains("kind load docker-image " + image));
+        CHECK_THAT(deployment, Catch::Contains("minikube image load " + image));
+      }
+    }
+    CHECK(containers == 2);
+  }
+  CHECK_THAT(deployment, Catch::Contains("kustomize edit set image"));
 }
 
 }  // namespace
@@ -149,7 +200,7 @@ TEST_CASE("the Secrets carry each pod its own certificate and never the CA's key
   CHECK(daemon["volumes"][0]["secret"]["secretName"].as<std::string>() == "shefl-daemon-pki");
   for (const auto& e : daemon["containers"][0]["env"])
     if (e["name"].as<std::string>() == "SHEFL_DEVICE")
-      CHECK(e["value"].as<std::string>() == "auto");  // not cuda:0: Debian's LibTorch has no CUDA
+      CHECK(e["value"].as<std::string>() == "cpu");  // not cuda:0: Debian's LibTorch has no CUDA
 
   testing::TempDir dir;
   const std::string pki = dir / "pki";

@@ -1,7 +1,12 @@
 // deploy/lab checked with the tools a lab operator runs: systemd-analyze
 // verify accepts both units (with their binaries found), ansible-playbook
-// --syntax-check accepts the playbook and its example inventory, and every
-// flag the units pass is one the binaries document.
+// --syntax-check accepts the playbook and its example inventory, every
+// flag the units pass is one the binaries document, and the file each
+// unit names as its Documentation= is one the playbook installs.
+#include <yaml-cpp/yaml.h>
+
+#include <filesystem>
+#include <map>
 #include <regex>
 #include <set>
 
@@ -79,6 +84,30 @@ TEST_CASE("every flag the units pass is one the binaries document") {
     INFO(f);
     CHECK(usage.find(f) != std::string::npos);
   }
+}
+
+TEST_CASE("the playbook installs the document each unit names") {
+  const YAML::Node plays = YAML::LoadFile(kLab + "/ansible/site.yml");
+  std::map<std::string, std::string> installed;  // dest -> src
+  for (const auto& play : plays)
+    for (const auto& task : play["tasks"])
+      if (task["ansible.builtin.copy"] && task["ansible.builtin.copy"]["src"] &&
+          task["ansible.builtin.copy"]["dest"])
+        installed[task["ansible.builtin.copy"]["dest"].as<std::string>()] =
+            task["ansible.builtin.copy"]["src"].as<std::string>();
+  int docs = 0;
+  for (const char* unit : kUnits) {
+    const std::string text = testing::ReadFile(kLab + "/" + unit);
+    const std::regex doc("Documentation=file://(/[^ \n]+)");
+    for (std::sregex_iterator it(text.begin(), text.end(), doc), end; it != end; ++it, ++docs) {
+      const std::string path = (*it)[1];
+      INFO(unit << " names " << path);
+      REQUIRE(installed.count(path) == 1);
+      // The playbook's src is relative to its folder and must exist.
+      CHECK(std::filesystem::is_regular_file(kLab + "/ansible/" + installed[path]));
+    }
+  }
+  CHECK(docs == 2);
 }
 
 }  // namespace

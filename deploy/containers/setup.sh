@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Podman on this machine for shefl's compose testbed (README "Containers
-# (podman)"). Idempotent: each step is skipped when its result is there.
+# Podman on this machine for shefl's compose testbed (docs/DEPLOYMENT.md,
+# "Containers with podman"). Idempotent: each step is skipped when its result is there.
 #   1. Debian's podman, podman-compose, runc, debootstrap, CNI plugins with
 #      dnsname and dnsmasq (service names between containers).
 #   2. /etc/containers/containers.conf from deploy/containers/containers.conf
