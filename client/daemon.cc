@@ -201,9 +201,10 @@ absl::Status Daemon::Prepare(const std::string& config_yaml) {
                    : absl::StrFormat("%d tasks at once, %d thread(s) each",
                                      workers_, o_.task_threads);
   LogLine(o_.name,
-          absl::StrFormat("%d clients (%d..%d) ready on %s in %.1f s; %s",
+          absl::StrFormat("%d clients (%d..%d) ready on %s (%s) in %.1f s; %s",
                           o_.clients.size(), o_.clients.front(),
                           o_.clients.back(), device->str(),
+                          ResolvePrecision(config->train.precision, *device),
                           std::chrono::duration<double>(
                               std::chrono::steady_clock::now() - start)
                               .count(),

@@ -37,6 +37,18 @@ TEST_CASE("bf16 is taken where the hardware has it and refused elsewhere, naming
   }
 }
 
+TEST_CASE("auto is bf16 where the hardware has it and fp32 elsewhere, and always accepted") {
+  const c10::Device cpu(c10::kCPU), cuda(c10::kCUDA, 0);
+  CHECK(ResolvePrecision("auto", cuda) == "bf16");
+  CHECK(ResolvePrecision("auto", cpu) == (CpuHasBf16() ? "bf16" : "fp32"));
+  CHECK(ResolvePrecision("fp32", cuda) == "fp32");
+  CHECK(ResolvePrecision("bf16", cpu) == "bf16");
+  CHECK(CheckPrecision("train.precision", "auto", cpu).ok());
+  const at::Tensor a = at::randn({4, 8}), b = at::randn({8, 3});
+  AutocastScope scope("auto", cpu);
+  CHECK(at::mm(a, b).scalar_type() == (CpuHasBf16() ? at::kBFloat16 : at::kFloat));
+}
+
 TEST_CASE("an autocast scope gives bf16 matmuls inside and restores its thread after") {
   const at::Tensor a = at::randn({4, 8}), b = at::randn({8, 3});
   REQUIRE_FALSE(at::autocast::is_cpu_enabled());

@@ -78,7 +78,8 @@ TEST_CASE("python: the package has no import cycle and imports its gRPC modules 
   RunPythonTests("test_package", {"test_no_import_cycle_between_modules",
                                   "test_nothing_edits_sys_path",
                                   "test_generated_imports_are_made_relative",
-                                  "test_models_have_the_cpp_layouts"});
+                                  "test_models_have_the_cpp_layouts",
+                                  "test_auto_resolves_as_the_cpp_daemon_does"});
 }
 
 TEST_CASE("python: pip install ./python works offline") {

@@ -138,10 +138,11 @@ std::vector<Field> Fields(ExperimentConfig& c) {
        {"constant", "cosine"}},
       {"train.prox_mu", "FedProx's mu: adds mu/2 ||w - w_global||^2 to the "
        "local loss; preset 0.01 for fedprox.", &t.prox_mu, 0, 1e6},
-      {"train.precision", "Local training's forward pass and loss: fp32, or "
+      {"train.precision", "Local training's forward pass and loss: fp32, "
        "bf16 autocast (a CPU with AVX512_BF16 or AMX, or CUDA; refused "
-       "elsewhere). Weights, updates and the wire stay fp32.",
-       &t.precision, 0, 0, {"fp32", "bf16"}},
+       "elsewhere), or auto (bf16 where the host has it, else fp32). "
+       "Weights, updates and the wire stay fp32.",
+       &t.precision, 0, 0, {"fp32", "bf16", "auto"}},
       {"train.stacking", "A daemon trains all of a round's tasks as one "
        "stacked computation (cnn, mlp; SGD): on, off, or auto (on where the "
        "device is CUDA). Equal to one task at a time up to float rounding.",
@@ -260,9 +261,9 @@ std::vector<Field> Fields(ExperimentConfig& c) {
        "samples.", &c.eval.max_test_samples, 0, 1e12},
       {"eval.batch_size", "Evaluation batch size (256 stays in cache; 1000 "
        "was 1.7x slower on a CPU).", &c.eval.batch_size, 1, 1e7},
-      {"eval.precision", "The coordinator's evaluation: fp32, or bf16 "
-       "autocast where the hardware has it (as train.precision).",
-       &c.eval.precision, 0, 0, {"fp32", "bf16"}},
+      {"eval.precision", "The coordinator's evaluation: fp32, bf16 "
+       "autocast where the hardware has it, or auto (as train.precision).",
+       &c.eval.precision, 0, 0, {"fp32", "bf16", "auto"}},
       {"eval.client_holdout", "Fraction of each shard held out for "
        "client-level accuracy (mean, worst, 10th percentile); 0: off.",
        &c.eval.client_holdout, 0, 0.999999},

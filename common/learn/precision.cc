@@ -30,12 +30,17 @@ bool CpuHasBf16() {
   return has;
 }
 
+std::string ResolvePrecision(const std::string& precision, c10::Device device) {
+  if (precision != "auto") return precision;
+  return device.is_cuda() || (device.is_cpu() && CpuHasBf16()) ? "bf16" : "fp32";
+}
+
 absl::Status CheckPrecision(const std::string& key, const std::string& precision,
                             c10::Device device) {
-  if (precision == "fp32") return absl::OkStatus();
+  if (precision == "fp32" || precision == "auto") return absl::OkStatus();
   if (precision != "bf16")
     return absl::InvalidArgumentError(
-        absl::StrCat(key, ": '", precision, "' is not fp32 or bf16"));
+        absl::StrCat(key, ": '", precision, "' is not auto, fp32 or bf16"));
   if (device.is_cuda() || (device.is_cpu() && CpuHasBf16())) return absl::OkStatus();
   return absl::InvalidArgumentError(absl::StrCat(
       key, ": bf16 needs a CUDA device or a CPU with AVX512_BF16 or AMX (this ",
@@ -43,7 +48,7 @@ absl::Status CheckPrecision(const std::string& key, const std::string& precision
 }
 
 AutocastScope::AutocastScope(const std::string& precision, c10::Device device)
-    : active_(precision == "bf16"), cuda_(device.is_cuda()) {
+    : active_(ResolvePrecision(precision, device) == "bf16"), cuda_(device.is_cuda()) {
   if (!active_) return;
   if (cuda_) {
     was_enabled_ = at::autocast::is_enabled();

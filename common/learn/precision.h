@@ -24,14 +24,20 @@ bool CpuInfoHasBf16(const std::string& cpuinfo);
 // The same for this machine's CPU (read once).
 bool CpuHasBf16();
 
-// OK for "fp32" anywhere and for "bf16" on a CUDA device or a CPU with
-// bf16 units; otherwise InvalidArgument naming `key` (e.g.
+// "auto": "bf16" on a CUDA device or a CPU with bf16 units, "fp32"
+// elsewhere; any other value unchanged. The same config thus trains in
+// bf16 on one host and fp32 on another: a run's numbers depend on its
+// hardware under auto, not under fp32 or bf16.
+std::string ResolvePrecision(const std::string& precision, c10::Device device);
+
+// OK for "fp32" and "auto" anywhere and for "bf16" on a CUDA device or a
+// CPU with bf16 units; otherwise InvalidArgument naming `key` (e.g.
 // "train.precision") and what is missing.
 absl::Status CheckPrecision(const std::string& key, const std::string& precision,
                             c10::Device device);
 
 // Autocast to bf16 on `device`'s kind for this thread while alive, when
-// `precision` is "bf16"; nothing otherwise. Restores the state it found.
+// `precision` is "bf16" (or "auto" resolving to it); nothing otherwise. Restores the state it found.
 class AutocastScope {
  public:
   AutocastScope(const std::string& precision, c10::Device device);

@@ -15,6 +15,7 @@ import yaml
 
 from . import books as B
 from . import flat
+from . import precision as P
 from .compress import DeltaCompressor, fingerprint
 from .data import Dataset, load_training_set
 from .options import ClientError, Options, log, parse_clients
@@ -112,20 +113,10 @@ class ClientState:
         return counts
 
 
-def _cpu_has_bf16() -> bool:
-    try:
-        with open("/proc/cpuinfo") as f:
-            return any(line.startswith("flags") and
-                       bool({"avx512_bf16", "amx_bf16"} & set(line.split()))
-                       for line in f)
-    except OSError:
-        return False
-
-
 def _check_precision(precision: str, device: torch.device) -> None:
     """train.precision: bf16 on CUDA or a CPU with bf16 units, as the C++
-    daemon checks it (common/learn/precision.h)."""
-    if precision == "bf16" and device.type == "cpu" and not _cpu_has_bf16():
+    daemon checks it (common/learn/precision.h); auto always passes."""
+    if precision == "bf16" and device.type == "cpu" and not P.cpu_has_bf16():
         raise ClientError("train.precision: bf16 needs a CUDA device or a CPU with AVX512_BF16 "
                           "or AMX (this cpu has neither; bf16 emulated there is slower than "
                           "fp32): use fp32")

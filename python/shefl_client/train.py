@@ -14,6 +14,7 @@ import torch
 import torch.nn.functional as F
 from torch.amp.autocast_mode import autocast as Autocast
 
+from . import precision as P
 from . import rng as R
 from .data import Dataset
 
@@ -42,12 +43,14 @@ class TrainContext:
     global_flat: Optional[torch.Tensor] = None  # the downloaded weights (FedProx's reference)
     seed: int = dataclasses.field(init=False)
     # train.precision: fp32, or bf16 autocast of the forward pass and loss
+    # (auto resolved on this device: precision.py)
     precision: str = dataclasses.field(init=False)
 
     def __post_init__(self) -> None:
         self.batch_size = max(1, int(self.batch_size))
         self.seed = int(self.config.get("seed", 1))
-        self.precision = str(self.config.get("train", {}).get("precision", "fp32"))
+        self.precision = P.resolve(str(self.config.get("train", {}).get("precision", "fp32")),
+                                   self.device)
 
     @classmethod
     def for_task(cls, task: Any, model_id: int, config: dict[str, Any], device: torch.device,

@@ -17,6 +17,7 @@ sys.path.insert(0, PYTHON)  # build_proto.py, beside the package
 import build_proto  # noqa: E402
 from shefl_client import Options, TrainContext, cli  # noqa: E402
 from shefl_client import flat, models  # noqa: E402
+from shefl_client import precision  # noqa: E402
 
 
 def local_imports(path):
@@ -95,3 +96,19 @@ class Shape(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class PrecisionTest(unittest.TestCase):
+    def test_auto_resolves_as_the_cpp_daemon_does(self):
+        import torch
+        self.assertEqual(precision.resolve("auto", torch.device("cuda")), "bf16")
+        cpu = precision.resolve("auto", torch.device("cpu"))
+        self.assertEqual(cpu, "bf16" if precision.cpu_has_bf16() else "fp32")
+        self.assertEqual(precision.resolve("fp32", torch.device("cuda")), "fp32")
+        self.assertEqual(precision.resolve("bf16", torch.device("cpu")), "bf16")
+        ctx = TrainContext(round=1, client_id=0, model_id=0, lr=0.1, local_epochs=1,
+                           local_steps=0, batch_size=4, prox_mu=0.0,
+                           config={"train": {"precision": "auto"}},
+                           device=torch.device("cpu"))
+        self.assertEqual(ctx.precision, cpu)
+
