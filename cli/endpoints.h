@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 
 namespace shefl {
 
@@ -24,11 +25,18 @@ struct Endpoints {
   std::string metrics;  // coordinator "127.0.0.1:Q"
   int coordinator_pid = 0;
   std::vector<DaemonEndpoint> daemons;
+  // The `shefl run` that started them (`shefl stop` signals it); 0 in a
+  // file written before the key existed.
+  int launcher_pid = 0;
 };
 
 // {"coordinator": {"grpc": .., "metrics": ..}, "daemons": [{"name": ..,
-//  "pid": .., "metrics": ..}], "coordinator_pid": ..}
+//  "pid": .., "metrics": ..}], "coordinator_pid": .., "launcher_pid": ..}
 nlohmann::json EndpointsToJson(const Endpoints& endpoints);
+
+// Reads a file EndpointsToJson wrote (launcher_pid may be absent); an
+// error naming the file when it is missing or not of that shape.
+absl::StatusOr<Endpoints> ReadEndpoints(const std::string& path);
 
 // Writes `value` to `path` via a temp file in the same folder and rename,
 // so a reader sees the old file or the new one, never half of one.

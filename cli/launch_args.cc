@@ -227,14 +227,21 @@ std::string MainUsage() {
          "commands:\n"
          "  run CONFIG [flags]   start a coordinator and client daemons on\n"
          "                       this machine and follow the run\n"
-         "  report RUN_DIR...    one table row per finished run\n"
+         "  report RUN_DIR...    one table row per run (a run not finished:\n"
+         "                       its rounds so far, marked as such)\n"
+         "  ls [DIR]             the runs under DIR (default results/): state,\n"
+         "                       rounds, best accuracy, start, wall time\n"
+         "  status RUN_DIR       where a run stands: phase, clients, daemons, ETA\n"
+         "  stop RUN_DIR         stop a run cleanly, resumable with\n"
+         "                       `shefl run --resume RUN_DIR`\n"
          "  config CONFIG [--set k=v]  print the resolved config;\n"
          "                       --reference: every key\n"
          "  certs --out DIR --hosts a,b  a development CA, server and client\n"
          "                       certificates and a token (TLS, mTLS)\n"
          "  health HOST:PORT     is the coordinator serving? (exit 0 if so)\n"
          "\n"
-         "`shefl <command> --help` shows the flags of a command.\n";
+         "`shefl <command> --help` shows the flags of a command;\n"
+         "`shefl --version` the version and the git commit of the build.\n";
 }
 
 std::string RunUsage() {
@@ -288,7 +295,9 @@ std::string ReportUsage() {
          "\n"
          "Prints one row per run folder from its summary.json and\n"
          "config.yaml: name, rounds, final and best accuracy, rounds to\n"
-         "threshold, total MB up and down.\n"
+         "threshold, total MB up and down. A run that is not finished\n"
+         "(running, stopped, crashed) is reported from its rounds.jsonl so\n"
+         "far, with a note beneath the table that says so.\n"
          "  --plots DIR      accuracy_vs_round.png, accuracy_vs_bytes.png and\n"
          "                   bytes_per_round.png there (gnuplot), one line per run\n"
          "  --markdown FILE  a table per config name (runs of several seeds\n"

@@ -9,6 +9,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "cli/run_state.h"
 
 namespace shefl {
 namespace {
@@ -28,12 +29,46 @@ double Number(const nlohmann::json& j, const char* key) {
   return j.contains(key) && j[key].is_number() ? j[key].get<double>() : 0.0;
 }
 
+// "running, 2 of 8 rounds".
+std::string Unfinished(const RunInfo& info) {
+  return absl::StrCat(RunStateName(info.state), ", ", info.rounds_done, " of ",
+                      info.rounds_planned, " rounds");
+}
+
+// The figures summary.json would hold, from the rounds recorded so far.
+ReportRow RowFromRounds(const RunInfo& info) {
+  ReportRow row;
+  row.name = info.name;
+  row.rounds = info.rounds_done;
+  row.final_accuracy = info.last_accuracy.value_or(0);
+  row.best_accuracy = info.best_accuracy.value_or(0);
+  for (const nlohmann::json& r : info.rounds) {
+    if (!r.is_object()) continue;
+    row.mb_up += Number(r, "bytes_up") / 1e6;
+    row.mb_down += Number(r, "bytes_down") / 1e6;
+    const bool evaluated =
+        r.contains("ensemble_accuracy") && r["ensemble_accuracy"].is_number();
+    if (!row.rounds_to_threshold && info.threshold >= 0 && evaluated &&
+        r["ensemble_accuracy"].get<double>() >= info.threshold)
+      row.rounds_to_threshold = static_cast<int64_t>(Number(r, "round"));
+  }
+  row.unfinished = Unfinished(info);
+  return row;
+}
+
 }  // namespace
 
 absl::StatusOr<ReportRow> ReadReportRow(const std::string& run_dir) {
   std::string path = run_dir + "/summary.json";
+  absl::StatusOr<RunInfo> info = ReadRunInfo(run_dir);
   std::ifstream in(path);
-  if (!in) return absl::NotFoundError(absl::StrCat("cannot read ", path));
+  // A summary.json that an earlier sitting left behind a resumed run is
+  // not the run's: its rounds.jsonl is.
+  if (!in || (info.ok() && !info->summary)) {
+    if (info.ok()) return RowFromRounds(*info);
+    return absl::NotFoundError(
+        absl::StrCat("cannot read ", path, " (", info.status().message(), ")"));
+  }
   nlohmann::json s = nlohmann::json::parse(in, nullptr, false);
   if (s.is_discarded() || !s.is_object()) {
     return absl::DataLossError(absl::StrCat(path, " is not a JSON object"));
@@ -49,6 +84,7 @@ absl::StatusOr<ReportRow> ReadReportRow(const std::string& run_dir) {
   }
   row.mb_up = Number(s, "total_bytes_up") / 1e6;
   row.mb_down = Number(s, "total_bytes_down") / 1e6;
+  if (info.ok() && info->state != RunState::kFinished) row.unfinished = Unfinished(*info);
   return row;
 }
 
@@ -68,6 +104,10 @@ std::string FormatReportTable(const std::vector<ReportRow>& rows) {
                           w, r.name, r.rounds, 100 * r.final_accuracy,
                           100 * r.best_accuracy, reached, r.mb_up, r.mb_down);
   }
+  for (const ReportRow& r : rows)
+    if (!r.unfinished.empty())
+      absl::StrAppend(&out, "note: ", r.name, " is not finished (", r.unfinished,
+                      "): its figures are those of the rounds so far\n");
   return out;
 }
 

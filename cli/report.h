@@ -1,5 +1,6 @@
-// `shefl report RUN_DIR...`: one table row per finished run, read from its
-// summary.json and config.yaml.
+// `shefl report RUN_DIR...`: one table row per run, read from its
+// summary.json and config.yaml; a run without a current summary.json
+// (running, crashed) from its rounds.jsonl so far, and the table says so.
 #ifndef SHEFL_CLI_REPORT_H_
 #define SHEFL_CLI_REPORT_H_
 
@@ -19,9 +20,14 @@ struct ReportRow {
   std::optional<int64_t> rounds_to_threshold;
   double mb_up = 0;
   double mb_down = 0;
+  // Empty for a finished run; else its state and rounds ("running, 2 of 8
+  // rounds"), printed beneath the table.
+  std::string unfinished;
 };
 
-// Fails, naming the file, when summary.json is missing or malformed.
+// From summary.json when it is current (cli/run_state.h), else from
+// rounds.jsonl. Fails, naming the file, when summary.json is missing and
+// the folder is no run folder, or when summary.json is malformed.
 absl::StatusOr<ReportRow> ReadReportRow(const std::string& run_dir);
 
 // A fixed-width text table with a header line.

@@ -18,6 +18,7 @@
 #include "cli/live_status.h"
 #include "cli/ports.h"
 #include "cli/progress.h"
+#include "cli/python_check.h"
 #include "cli/restarter.h"
 #include "cli/run_plan.h"
 #include "cli/supervisor.h"
@@ -70,6 +71,7 @@ absl::Status CheckBeforeStart(const RunArgs& args, const std::string& dir,
       return absl::NotFoundError(absl::StrCat(
           "--python-clients: cannot read the Python client program ", script,
           " (see --python-script)"));
+    if (absl::Status st = CheckPythonClient(python, script); !st.ok()) return st;
   }
   const size_t daemons = args.daemons > 0 ? args.daemons : 1;
   if (args.capacity.size() > 1 && args.capacity.size() != daemons)
@@ -174,7 +176,8 @@ int Finish(const WatchResult& result, const std::string& dir) {
       return 1;
     case WatchOutcome::kInterrupted:
       std::cerr << "shefl: interrupted; stopped all processes\n"
-                << "results: " << dir << "\n";
+                << "results: " << dir << "\n"
+                << "resume with: shefl run --resume " << dir << "\n";
       return 130;
     case WatchOutcome::kCompleted:
       break;
@@ -232,6 +235,7 @@ int Launch(const RunArgs& args, const ExperimentConfig& config,
     return started == Started::kInterrupted ? 130 : 1;
   }
   Endpoints endpoints{plan.coordinator_grpc, c.metrics, static_cast<int>(*pid), {}};
+  endpoints.launcher_pid = static_cast<int>(getpid());  // for `shefl stop`
   if (absl::Status s = StartDaemons(group, plan, endpoints); !s.ok()) {
     group.TerminateAll(absl::Seconds(10));
     return Fail(std::string(s.message()));

@@ -12,9 +12,13 @@
 #include "cli/config_command.h"
 #include "cli/health_command.h"
 #include "cli/launch_args.h"
+#include "cli/ls_command.h"
 #include "cli/report.h"
 #include "cli/report_outputs.h"
 #include "cli/run_command.h"
+#include "cli/status_command.h"
+#include "cli/stop_command.h"
+#include "common/core/version.h"
 
 namespace {
 
@@ -96,6 +100,13 @@ int main(int argc, char** argv) {
   if (!args.empty() && args[0] == "certs") return shefl::CertsCommand(args);
   if (!args.empty() && args[0] == "health") return shefl::HealthCommand(args);
   if (!args.empty() && args[0] == "config") return shefl::ConfigCommand(args);
+  if (!args.empty() && args[0] == "ls") return shefl::LsCommand(args);
+  if (!args.empty() && args[0] == "status") return shefl::StatusCommand(args);
+  if (!args.empty() && args[0] == "stop") return shefl::StopCommand(args);
+  if (!args.empty() && args[0] == "--version") {
+    std::cout << shefl::VersionLine("shefl");
+    return 0;
+  }
   absl::StatusOr<shefl::CommandLine> cl = shefl::ParseCommandLine(args);
   if (!cl.ok()) {
     // Usage of the subcommand the user was typing, else the overview.

@@ -1,11 +1,12 @@
 // Every flag the documentation and the deployment files pass to a shefl
 // binary is one that binary takes: command lines of shefl-coordinator,
-// shefl-client and `shefl run|report|certs|health|config` are pulled out
-// of README.md, docs/**/*.md and deploy/** (code blocks and inline code in
-// Markdown; shell, YAML block scalars and flow lists, systemd units, env
-// files elsewhere), and each --flag must appear in the `--help` of the
-// binary or subcommand it is given to. The deploy_*_tests check their own
-// files more closely (values, ports, probes); this one covers every file.
+// shefl-client and `shefl run|report|certs|health|config|ls|status|stop`
+// are pulled out of README.md, docs/**/*.md and deploy/** (code blocks and
+// inline code in Markdown; shell, YAML block scalars and flow lists,
+// systemd units, env files elsewhere), and each --flag must appear in the
+// `--help` of the binary or subcommand it is given to. The deploy_*_tests
+// check their own files more closely (values, ports, probes); this one
+// covers every file.
 #include <filesystem>
 #include <map>
 #include <set>
@@ -37,8 +38,9 @@ struct Use {
   std::string where;
 };
 
-const std::set<std::string> kSubcommands = {"run", "report", "certs",
-                                            "health", "config"};
+const std::set<std::string> kSubcommands = {"run",    "report", "certs",
+                                            "health", "config", "ls",
+                                            "status", "stop"};
 
 std::string Rel(const fs::path& p) {
   return fs::relative(p, SHEFL_SOURCE_DIR).string();
@@ -348,7 +350,8 @@ TEST_CASE("every binary and shefl command and bench program answers --help") {
   const std::vector<std::vector<std::string>> commands = {
       {"shefl-coordinator"}, {"shefl-client"}, {"shefl"},
       {"shefl", "run"},      {"shefl", "report"}, {"shefl", "certs"},
-      {"shefl", "health"},   {"shefl", "config"}};
+      {"shefl", "health"},   {"shefl", "config"}, {"shefl", "ls"},
+      {"shefl", "status"},   {"shefl", "stop"}};
   for (const auto& c : commands) {
     std::vector<std::string> argv = c;
     argv[0] = BinDir() + "/" + argv[0];

@@ -355,7 +355,8 @@ TEST_CASE("round and summary lines are formatted for people") {
 TEST_CASE("endpoints.json has exactly the contract's shape and is replaced whole") {
   TempDir dir;
   Endpoints e{"127.0.0.1:5000", "127.0.0.1:5001", 42,
-              {{"daemon-0", 43, "127.0.0.1:5002"}, {"daemon-1", 44, "127.0.0.1:5003"}}};
+              {{"daemon-0", 43, "127.0.0.1:5002"}, {"daemon-1", 44, "127.0.0.1:5003"}},
+              41};
   std::string path = dir / "endpoints.json";
   REQUIRE(WriteJsonAtomically(path, nlohmann::json{{"old", true}}).ok());
   REQUIRE(WriteJsonAtomically(path, EndpointsToJson(e)).ok());
@@ -364,8 +365,22 @@ TEST_CASE("endpoints.json has exactly the contract's shape and is replaced whole
     "coordinator": {"grpc": "127.0.0.1:5000", "metrics": "127.0.0.1:5001"},
     "daemons": [{"name": "daemon-0", "pid": 43, "metrics": "127.0.0.1:5002"},
                 {"name": "daemon-1", "pid": 44, "metrics": "127.0.0.1:5003"}],
-    "coordinator_pid": 42})");
+    "coordinator_pid": 42, "launcher_pid": 41})");
   CHECK(j == expected);
+  // ReadEndpoints reads it back, and a file from before launcher_pid too.
+  absl::StatusOr<Endpoints> back = ReadEndpoints(path);
+  REQUIRE(back.ok());
+  CHECK(EndpointsToJson(*back) == expected);
+  nlohmann::json old_shape = expected;
+  old_shape.erase("launcher_pid");
+  REQUIRE(WriteJsonAtomically(path, old_shape).ok());
+  back = ReadEndpoints(path);
+  REQUIRE(back.ok());
+  CHECK(back->launcher_pid == 0);
+  CHECK(back->daemons.size() == 2);
+  REQUIRE(WriteJsonAtomically(path, nlohmann::json{{"coordinator_pid", 1}}).ok());
+  CHECK_THAT(std::string(ReadEndpoints(path).status().message()),
+             Catch::Contains("endpoints.json is not an endpoints file"));
   int files = 0;
   for (auto& entry : fs::directory_iterator(dir.path())) files += entry.exists();
   CHECK(files == 1);  // no temp file left behind
@@ -676,6 +691,28 @@ TEST_CASE("shefl run refuses a missing Python client program before anything run
   CHECK(r.exit_code == 1);
   CHECK_THAT(r.err, Catch::Contains("cannot read the Python client program"));
   CHECK_FALSE(fs::exists((dir / "run") + "/rounds.jsonl"));
+}
+
+TEST_CASE("shefl run refuses a Python interpreter that cannot run the client, naming what is missing") {
+  TempDir dir;
+  // An interpreter whose imports fail as on a machine without python3-torch.
+  shefl::testing::WriteFile(dir / "python", "#!/bin/sh\necho \"ModuleNotFoundError: No module named 'torch'\" >&2\n"
+                            "exit 1\n");
+  fs::permissions(dir / "python", fs::perms::owner_all);
+  shefl::testing::WriteFile(dir / "client.py", "print('a client')\n");
+  const std::string py = " --python-clients 0 --python-script " + (dir / "client.py") +
+                         " --python " + (dir / "python");
+  RunResult r = RunShefl(dir, "", "run " + kQuick + py + " --out " + (dir / "run"));
+  CHECK(r.exit_code == 1);
+  CHECK_THAT(r.err, Catch::Contains("cannot run the Python client: ModuleNotFoundError: "
+                                    "No module named 'torch'"));
+  CHECK_THAT(r.err, Catch::Contains("sudo apt install python3-torch"));
+  CHECK_FALSE(fs::exists((dir / "run") + "/rounds.jsonl"));
+  // The modules generated from proto/ missing: how to build them.
+  shefl::testing::WriteFile(dir / "python", "#!/bin/sh\necho 'shefl-stubs-missing: No module named x'\nexit 3\n");
+  RunResult stubs = RunShefl(dir, "", "run " + kQuick + py + " --out " + (dir / "run2"));
+  CHECK(stubs.exit_code == 1);
+  CHECK_THAT(stubs.err, Catch::Contains("--target shefl_python_stubs"));
 }
 
 TEST_CASE("shefl run refuses a --capacity list that does not match the daemons before anything runs") {

@@ -9,6 +9,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "common/core/version.h"
 
 namespace shefl {
 
@@ -62,6 +63,10 @@ int RunMain(int argc, char** argv, const std::string& program,
     std::string flag = argv[i];
     if (flag == "--help" || flag == "-h") {
       std::fputs(usage.c_str(), stdout);
+      return 0;
+    }
+    if (flag == "--version") {
+      std::fputs(VersionLine(program).c_str(), stdout);
       return 0;
     }
     // "--flag=value" as well as "--flag value", as `shefl run` takes them.

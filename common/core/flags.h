@@ -20,9 +20,10 @@ using FlagSetters =
     std::map<std::string, std::function<absl::Status(const std::string&)>>;
 
 // Runs a binary's main: parses argv with `setters` (--help prints `usage`
-// and exits 0; an unknown flag or a missing value exits 2 naming it), then
-// calls `run`, whose error is printed as "<program>: <message>" with exit
-// code 1. SIGTERM and SIGINT call `stop` (which must be signal-safe).
+// and exits 0; --version prints VersionLine(program) and exits 0; an
+// unknown flag or a missing value exits 2 naming it), then calls `run`,
+// whose error is printed as "<program>: <message>" with exit code 1.
+// SIGTERM and SIGINT call `stop` (which must be signal-safe).
 // `switches` are flags without a value ("--insecure"): present sets true.
 using FlagSwitches = std::map<std::string, bool*>;
 int RunMain(int argc, char** argv, const std::string& program,
