@@ -75,11 +75,20 @@ std::string FormatRoundLine(const nlohmann::json& r, int64_t total_rounds) {
   std::string round = HasNumber(r, "round")
                           ? absl::StrCat(r["round"].get<int64_t>())
                           : "?";
-  std::string loss = HasNumber(r, "ensemble_loss")
+  // Before the first evaluation (eval.every > 1) there are no figures yet.
+  const bool none = r.contains("evaluated") && r["evaluated"].is_boolean() &&
+                    !r["evaluated"].get<bool>();
+  std::string loss = HasNumber(r, "ensemble_loss") && !none
                          ? absl::StrFormat("%.3f", r["ensemble_loss"].get<double>())
                          : "-";
+  // With eval.every > 1 a round repeats the last evaluation: say whose.
+  std::string of;
+  if (HasNumber(r, "evaluation_round") && HasNumber(r, "round") &&
+      r["evaluation_round"].get<int64_t>() > 0 &&
+      r["evaluation_round"].get<int64_t>() != r["round"].get<int64_t>())
+    of = absl::StrCat(" (round ", r["evaluation_round"].get<int64_t>(), ")");
   return absl::StrCat("round ", round, "/", total_rounds,
-                      "  acc ", Percent(r, "ensemble_accuracy"),
+                      "  acc ", none ? std::string("-") : Percent(r, "ensemble_accuracy"), of,
                       "  loss ", loss,
                       "  up ", Megabytes(r, "bytes_up"),
                       "  down ", Megabytes(r, "bytes_down"),

@@ -388,6 +388,8 @@ absl::Status Coordinator::Record(const PendingRecord& rec) {
 void Coordinator::AddEvaluation(nlohmann::json* line) const {
   const EvalResult& e = last_eval_;
   (*line)["evaluated"] = evaluated_;
+  // Which round's models the figures are of (eval.every > 1 repeats them).
+  (*line)["evaluation_round"] = last_eval_round_;
   (*line)["ensemble_accuracy"] = e.ensemble_accuracy;
   (*line)["model_accuracy"] = e.member_accuracy;
   (*line)["ensemble_loss"] = e.ensemble_nll;
@@ -473,6 +475,7 @@ void Coordinator::PushTasks(const std::map<int64_t, v1::FeedMessage>& tasks) {
 void Coordinator::RecordEvaluation(const EvalResult& r, int64_t round) {
   last_eval_ = r;
   evaluated_ = true;
+  last_eval_round_ = round;
   best_accuracy_ = std::max(best_accuracy_, r.ensemble_accuracy);
   if (rounds_to_threshold_ < 0 &&
       r.ensemble_accuracy >= state_->config.eval.threshold)

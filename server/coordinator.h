@@ -136,6 +136,7 @@ class Coordinator {
   // Record only; RunRound never reads it, so the two may overlap.
   EvalResult last_eval_;
   bool evaluated_ = false;
+  int64_t last_eval_round_ = 0;  // the round last_eval_ is of; 0: none
   double best_accuracy_ = 0;
   int64_t rounds_to_threshold_ = -1;
   double prior_wall_seconds_ = 0;  // from before a resume

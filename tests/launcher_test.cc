@@ -335,6 +335,18 @@ TEST_CASE("round and summary lines are formatted for people") {
                           {"bytes_down", 4500000},   {"wall_seconds", 6.14}};
   CHECK(FormatRoundLine(round, 8) ==
         "round 3/8  acc 81.2%  loss 0.532  up 1.21 MB  down 4.50 MB  6.1 s");
+  round["evaluation_round"] = 3;  // evaluated this round: as before
+  CHECK(FormatRoundLine(round, 8) ==
+        "round 3/8  acc 81.2%  loss 0.532  up 1.21 MB  down 4.50 MB  6.1 s");
+  round["evaluation_round"] = 2;  // eval.every 2: round 2's figures again
+  CHECK(FormatRoundLine(round, 8) ==
+        "round 3/8  acc 81.2% (round 2)  loss 0.532  up 1.21 MB  down 4.50 MB  6.1 s");
+  round["evaluated"] = false;  // before the first evaluation: no figures yet
+  round["evaluation_round"] = 0;
+  CHECK(FormatRoundLine(round, 8) ==
+        "round 3/8  acc -  loss -  up 1.21 MB  down 4.50 MB  6.1 s");
+  round.erase("evaluation_round");
+  round.erase("evaluated");
   round["ensemble_accuracy"] = nullptr;  // a round without evaluation
   round.erase("ensemble_loss");
   CHECK(FormatRoundLine(round, 8) ==
