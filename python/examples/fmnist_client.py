@@ -49,8 +49,10 @@ def train(model: nn.Module, ctx: TrainContext) -> float:
     this client's shard (ctx.indices into ctx.dataset)."""
     assert ctx.dataset is not None  # the run's data set: no num_samples given to Client
     x_all, y_all = torch.from_numpy(ctx.dataset.x), torch.from_numpy(ctx.dataset.y)
+    train_cfg = ctx.config["train"]  # the run's settings, as the C++ daemon's SGD takes them
     opt = torch.optim.SGD(model.parameters(), lr=ctx.lr,
-                          weight_decay=float(ctx.config["train"].get("weight_decay", 0.001)))
+                          momentum=float(train_cfg.get("momentum", 0.0)),
+                          weight_decay=float(train_cfg.get("weight_decay", 0.001)))
     model.train()
     total, seen = 0.0, 0
     for _, ids in ctx.batches():  # the C++ daemon's batch order
