@@ -49,6 +49,10 @@ TEST_CASE("the registry says which daemons are missing, since when, and who host
   auto b = registry.Register(Hosting("b", {2, 3}), "id-b");
   REQUIRE(a.ok());
   REQUIRE(b.ok());
+  // Registered, no feed yet: missing, but still joining.
+  auto joining = registry.MissingNow();
+  REQUIRE(joining.daemons.size() == 2);
+  CHECK_FALSE(joining.daemons[0].joined);
   registry.SetFeedOpen(*a, true);
   registry.SetFeedOpen(*b, true);
   auto missing = registry.MissingNow();
@@ -63,6 +67,7 @@ TEST_CASE("the registry says which daemons are missing, since when, and who host
   missing = registry.MissingNow();
   REQUIRE(missing.daemons.size() == 1);
   CHECK(missing.daemons[0].name == "b");
+  CHECK(missing.daemons[0].joined);
   CHECK(missing.daemons[0].clients == std::vector<int64_t>{2, 3});
   CHECK(missing.clients() == 4);
   // b left just now; the unhosted ids have been silent since the start.
@@ -96,8 +101,12 @@ TEST_CASE("the book enters a lost daemon once and marks it back when it returns"
   CHECK(book.Note(4, m).empty());  // still gone: entered once
   CHECK(book.Note(5, ClientRegistry::Missing{}).empty());  // back
   CHECK(book.Note(7, m).size() == 1);  // gone again: a second loss
+  // A daemon registered but still loading (no feed yet) has not left.
+  ClientRegistry::Missing joining = m;  // d2 still gone
+  joining.daemons.push_back({"d9", {5}, 3.0, /*joined=*/false});
+  CHECK(book.Note(8, joining).empty());
   const nlohmann::json j = book.ToJson();
-  REQUIRE(j.size() == 2);
+  REQUIRE(j.size() == 2);  // d9 was never booked
   CHECK(j[0]["daemon"] == "d2");
   CHECK(j[0]["clients"] == nlohmann::json({0, 10}));
   CHECK(j[0]["round"] == 3);

@@ -380,7 +380,8 @@ ClientRegistry::Missing ClientRegistry::MissingNow() const {
   for (const auto& [name, s] : by_name_) {
     hosted += static_cast<int64_t>(s->clients.size());
     if (!s->feed_open)
-      out.daemons.push_back({name, s->clients, SecondsSince(s->feed_changed)});
+      out.daemons.push_back(
+          {name, s->clients, SecondsSince(s->feed_changed), s->feed_was_open});
   }
   out.unhosted = num_clients_ - hosted;
   out.unhosted_silent_s = SecondsSince(created_);

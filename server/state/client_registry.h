@@ -132,6 +132,9 @@ class ClientRegistry {
     std::string name;
     std::vector<int64_t> clients;
     double silent_s = 0;
+    // Its feed was open once: it left. Otherwise it is still joining
+    // (registered, loading its data).
+    bool joined = true;
   };
   struct Missing {
     std::vector<MissingDaemon> daemons;

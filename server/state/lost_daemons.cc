@@ -20,6 +20,8 @@ std::vector<LostDaemons::Loss> LostDaemons::Note(
   std::set<std::string> now;
   std::vector<Loss> fresh;
   for (const ClientRegistry::MissingDaemon& d : missing.daemons) {
+    // One still joining (no feed yet) has not left: not a loss.
+    if (!d.joined) continue;
     now.insert(d.name);
     if (gone_.count(d.name)) continue;
     Loss loss;

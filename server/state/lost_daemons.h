@@ -56,7 +56,8 @@ class LostDaemons {
   }
 
   // Before round `round` opens with `missing` left out: books each daemon
-  // newly missing as lost, and each lost one that is no longer missing as
+  // newly missing as lost (one whose feed was open once: a daemon still
+  // joining has not left), and each lost one that is no longer missing as
   // back. Returns the losses booked now.
   std::vector<Loss> Note(int64_t round, const ClientRegistry::Missing& missing);
 
