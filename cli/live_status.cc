@@ -14,6 +14,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
 #include "cli/progress.h"
+#include "common/net/run_label.h"
 
 namespace shefl {
 
@@ -39,7 +40,8 @@ std::map<std::string, double> ParsePrometheusText(const std::string& text) {
     if (line.empty() || line[0] == '#') continue;
     const size_t space = line.rfind(' ');
     if (space == std::string::npos) continue;
-    out[line.substr(0, space)] = std::strtod(line.c_str() + space + 1, nullptr);
+    out[WithoutRunLabel(line.substr(0, space))] =
+        std::strtod(line.c_str() + space + 1, nullptr);
   }
   return out;
 }

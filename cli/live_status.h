@@ -34,7 +34,8 @@ struct StatusFigures {
 // "round 4/10: 6/8 uploads  up 1.21 MB  ETA 42 s" in a round.
 std::string FormatStatusLine(const StatusFigures& f);
 
-// Prometheus text: "name{labels}" -> value, comments skipped.
+// Prometheus text: "name{labels}" -> value, comments skipped; the run
+// label is dropped (one endpoint serves one run).
 std::map<std::string, double> ParsePrometheusText(const std::string& text);
 
 // GET /metrics on 127.0.0.1:port with a short timeout; "" on any failure.

@@ -77,6 +77,7 @@ absl::StatusOr<CoordinatorLink> Daemon::Register(v1::Coordinator::Stub& stub) {
   books_->Book(known_round_, kDaemonTraffic, kNoModel, Direction::kDown,
                Traffic::kControl, WireSize(reply));
   CoordinatorLink link{&stub, reply.session_id(), token_};
+  if (exposer_) exposer_->SetRunId(reply.run_id());
   if (trainer_) trainer_->NewSession();
   if (auto adopted = AdoptClients(reply); !adopted.ok()) return adopted;
   LogLine(o_.name, absl::StrCat("registered with ", o_.coordinator,

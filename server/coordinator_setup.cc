@@ -20,6 +20,7 @@
 #include "common/learn/device.h"
 #include "common/net/keepalive.h"
 #include "common/net/metrics_server.h"
+#include "common/net/run_label.h"
 #include "server/coordinator.h"
 #include "server/run/ownership_file.h"
 #include "server/run/rounds_log.h"
@@ -201,6 +202,8 @@ absl::Status Coordinator::StartServers(
   auto exposer = MetricsServer::Start(o.metrics_listen, state_->metrics.registry());
   if (!exposer.ok()) return exposer.status();
   exposer_ = std::move(*exposer);
+  if (exposer_) exposer_->SetRunId(RunIdOfFolder(state_->config.out_dir));
+  state_->metrics.SetRunStarted();
   service_ = std::make_unique<CoordinatorService>(
       state_.get(),
       o.max_calls_per_host > 0 ? o.max_calls_per_host

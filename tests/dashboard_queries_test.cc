@@ -62,9 +62,10 @@ const std::string kDashboard =
     std::string(SHEFL_SOURCE_DIR) + "/deploy/grafana/dashboards/shefl.json";
 
 // A panel's expression with the dashboard's variables filled in as Grafana
-// would: every coordinator and daemon, and a window the test's history holds.
+// would: every coordinator, run and daemon, and a window the test's
+// history holds.
 std::string Filled(std::string expr) {
-  expr = std::regex_replace(expr, std::regex("\\$(coordinator|daemon)"), ".*");
+  expr = std::regex_replace(expr, std::regex("\\$(coordinator|daemon|run)"), ".*");
   return std::regex_replace(expr, std::regex("\\$(__rate_interval|window)"), "15s");
 }
 
@@ -159,6 +160,17 @@ TEST_CASE("every PromQL expression of the dashboard returns series from a real r
   if (Series(names) > 0)
     for (const auto& r : names["data"]["result"]) seen.insert(r["metric"]["name"]);
   CHECK(seen == std::set<std::string>{"d0", "d1"});
+  // Every series of the coordinator and of the registered daemons carries
+  // the run's id, the results folder's name: the dashboard's $run.
+  const nlohmann::json runs =
+      Query(prom, "count by (job, run) ({__name__=~\"shefl_.+\"})");
+  std::set<std::string> labelled;
+  if (Series(runs) > 0)
+    for (const auto& r : runs["data"]["result"])
+      labelled.insert(r["metric"]["job"].get<std::string>() + " " +
+                      r["metric"].value("run", "(none)"));
+  CHECK(labelled ==
+        std::set<std::string>{"shefl-coordinator run", "shefl-daemons run"});
   CHECK(Series(Query(prom, "shefl_rounds_planned == 100000")) == 1);
   CHECK(Series(Query(prom, "shefl_run_finished == 0")) == 1);
 }

@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <regex>
 #include <sstream>
 #include <thread>
 
@@ -90,7 +91,11 @@ std::map<std::string, double> ParseMetrics(const std::string& text) {
     if (line.empty() || line[0] == '#') continue;
     const size_t space = line.rfind(' ');
     if (space == std::string::npos) continue;
-    out[line.substr(0, space)] = std::strtod(line.c_str() + space + 1, nullptr);
+    // Without the run label every series carries (one endpoint, one run).
+    std::string series = line.substr(0, space);
+    series = std::regex_replace(series, std::regex(R"(\{run="[^"]*"\})"), "");
+    series = std::regex_replace(series, std::regex(R"(\{run="[^"]*",)"), "{");
+    out[series] = std::strtod(line.c_str() + space + 1, nullptr);
   }
   return out;
 }

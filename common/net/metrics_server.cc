@@ -21,6 +21,7 @@
 #include "absl/strings/str_cat.h"
 #include "common/core/mutex.h"
 #include "common/net/http_head.h"
+#include "common/net/run_label.h"
 
 namespace shefl {
 namespace {
@@ -228,9 +229,16 @@ absl::StatusOr<std::unique_ptr<MetricsServer>> MetricsServer::Start(
   {
     MutexLock lock(s->mu_);  // before Serve starts; the analysis asks
     s->handlers_["/metrics"] = Handler{
-        kMetricsType, [registry]() -> absl::StatusOr<std::string> {
+        kMetricsType, [registry, p = s.get()]() -> absl::StatusOr<std::string> {
+          std::string run;
+          {
+            MutexLock lock(p->mu_);
+            run = p->run_id_;
+          }
+          std::vector<prometheus::MetricFamily> families = registry->Collect();
+          AddRunLabel(run, &families);
           std::ostringstream out;
-          prometheus::TextSerializer().Serialize(out, registry->Collect());
+          prometheus::TextSerializer().Serialize(out, families);
           return out.str();
         }};
   }
@@ -259,6 +267,11 @@ void MetricsServer::SetHandler(const std::string& path, Body body) {
     handlers_[path] = Handler{kTextType, std::move(body)};
   else
     handlers_.erase(path);
+}
+
+void MetricsServer::SetRunId(const std::string& id) {
+  MutexLock lock(mu_);
+  run_id_ = id;
 }
 
 void MetricsServer::Serve() {

@@ -1,6 +1,7 @@
 // Serves a prometheus-cpp registry at http://HOST:PORT/metrics
 // (--metrics-listen on both binaries), and any text endpoint a binary adds
-// with SetHandler (a daemon's /healthz).
+// with SetHandler (a daemon's /healthz). Every series carries the run's
+// id as its `run` label once SetRunId knows it.
 //
 // Not prometheus-cpp's civetweb Exposer: Debian's civetweb starts its
 // threads with a fixed 100 KB stack, and the static TLS that LibTorch's
@@ -63,6 +64,10 @@ class MetricsServer {
   // an empty `body` removes the path. Safe to call while serving.
   void SetHandler(const std::string& path, Body body);
 
+  // Every series of /metrics carries run="id" from now on (run_label.h);
+  // an empty id takes the label off. A daemon sets it when it registers.
+  void SetRunId(const std::string& id);
+
   int port() const { return port_; }
 
  private:
@@ -81,6 +86,7 @@ class MetricsServer {
   int port_ = 0;
   Mutex mu_;
   std::map<std::string, Handler> handlers_ ABSL_GUARDED_BY(mu_);
+  std::string run_id_ ABSL_GUARDED_BY(mu_);
   std::thread thread_;
 };
 

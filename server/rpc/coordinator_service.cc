@@ -12,6 +12,7 @@
 #include "common/core/log.h"
 #include "common/net/grpc_status.h"
 #include "common/net/label_counts.h"
+#include "common/net/run_label.h"
 #include "common/net/tls.h"
 #include "common/net/wire.h"
 #include "common/sparse/codec.h"
@@ -157,6 +158,7 @@ grpc::Status CoordinatorService::Register(grpc::ServerContext* ctx,
     return Refuse("register", session.status(), WireSize(*req));
   reply->set_session_id((*session)->session_id);
   reply->set_run_name(s_->config.name);
+  reply->set_run_id(RunIdOfFolder(s_->config.out_dir));
   reply->set_config_yaml(s_->config_yaml);
   reply->set_current_round(round);
   for (int64_t id : (*session)->clients) reply->add_clients(static_cast<uint32_t>(id));

@@ -11,6 +11,12 @@ void CoordinatorMetrics::SetRound(int64_t round) {
                            .count());
 }
 
+void CoordinatorMetrics::SetRunStarted() {
+  run_started_->Set(std::chrono::duration<double>(
+                        std::chrono::system_clock::now().time_since_epoch())
+                        .count());
+}
+
 CoordinatorMetrics::CoordinatorMetrics()
     : registry_(std::make_shared<prometheus::Registry>()) {
   auto& r = *registry_;
@@ -30,6 +36,12 @@ CoordinatorMetrics::CoordinatorMetrics()
                              "0 while it goes on")
                        .Register(r)
                        .Add({});
+  run_started_ = &prometheus::BuildGauge()
+                      .Name("shefl_run_start_timestamp_seconds")
+                      .Help("Unix time at which this coordinator took the run "
+                            "up (its start, or its last --resume)")
+                      .Register(r)
+                      .Add({});
   round_uploads_expected_ = &prometheus::BuildGauge()
                                  .Name("shefl_round_uploads_expected")
                                  .Help("Uploads the open round's tasks ask for")

@@ -39,6 +39,10 @@ class CoordinatorMetrics {
   // daemon-down and coordinator-down alerts read it: daemons leaving and
   // the coordinator stopping after a finished run are no faults.
   void SetRunFinished(bool finished) { run_finished_->Set(finished ? 1 : 0); }
+  // shefl_run_start_timestamp_seconds: when this process took the run up
+  // (a --resume is a new start). Of the runs one host served, the alerts
+  // take the one started last as the host's current run.
+  void SetRunStarted();
   // The open round's progress (shefl run's status line, dashboards):
   // shefl_round_uploads_expected, the uploads its tasks ask for, and
   // shefl_round_uploads_received, those accepted so far.
@@ -116,6 +120,7 @@ class CoordinatorMetrics {
   prometheus::Gauge* round_;
   prometheus::Gauge* rounds_planned_ = nullptr;
   prometheus::Gauge* run_finished_ = nullptr;
+  prometheus::Gauge* run_started_ = nullptr;
   prometheus::Gauge* round_uploads_expected_ = nullptr;
   prometheus::Gauge* round_uploads_received_ = nullptr;
   prometheus::Histogram* round_duration_;
