@@ -21,6 +21,7 @@ enum class SeedPurpose : uint64_t {
   kBatchOrder = 6,
   kSynthetic = 7,
   kTiers = 8,
+  kSecureSupport = 9,  // secure aggregation's explored coordinates
 };
 
 // SplitMix64 finaliser: a bijective mix with good avalanche.

@@ -1,0 +1,68 @@
+#include "common/fed/common_support.h"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+#include "common/core/rng.h"
+
+namespace shefl {
+namespace {
+
+// The top `n` non-zero entries by magnitude, ties to the lower coordinate.
+std::vector<uint32_t> TopByMagnitude(const std::vector<float>& a, uint64_t n) {
+  std::vector<uint32_t> nonzero;
+  for (uint32_t i = 0; i < a.size(); ++i)
+    if (a[i] != 0 && std::isfinite(a[i])) nonzero.push_back(i);
+  n = std::min<uint64_t>(n, nonzero.size());
+  const auto before = [&a](uint32_t x, uint32_t y) {
+    const float mx = std::fabs(a[x]), my = std::fabs(a[y]);
+    return mx != my ? mx > my : x < y;
+  };
+  std::partial_sort(nonzero.begin(), nonzero.begin() + static_cast<int64_t>(n),
+                    nonzero.end(), before);
+  nonzero.resize(n);
+  return nonzero;
+}
+
+// `n` more coordinates of [0, d), none of them already `taken`, uniformly
+// without replacement: a partial Fisher-Yates over the ones left.
+void DrawRest(uint64_t d, uint64_t n, std::mt19937_64& rng,
+              std::vector<uint32_t>* taken) {
+  std::vector<bool> used(d, false);
+  for (uint32_t i : *taken) used[i] = true;
+  std::vector<uint32_t> free;
+  free.reserve(d - taken->size());
+  for (uint32_t i = 0; i < d; ++i)
+    if (!used[i]) free.push_back(i);
+  for (uint64_t j = 0; j < n; ++j) {
+    const uint64_t pick = j + UniformBelow(rng, free.size() - j);
+    std::swap(free[j], free[pick]);
+    taken->push_back(free[j]);
+  }
+}
+
+}  // namespace
+
+std::vector<uint32_t> CommonSupport(const std::vector<float>& accumulator,
+                                    const SupportChoice& choice) {
+  const uint64_t d = accumulator.size();
+  const uint64_t k = std::min<uint64_t>(choice.k, d);
+  const double explore = std::clamp(choice.explore_fraction, 0.0, 1.0);
+  const uint64_t drawn = static_cast<uint64_t>(std::llround(explore * static_cast<double>(k)));
+  std::vector<uint32_t> support = TopByMagnitude(accumulator, k - drawn);
+  std::mt19937_64 rng = MakeRng(choice.seed, SeedPurpose::kSecureSupport,
+                                {static_cast<uint64_t>(choice.round), choice.model});
+  DrawRest(d, k - support.size(), rng, &support);
+  std::sort(support.begin(), support.end());
+  return support;
+}
+
+void AccumulateUpdate(const std::vector<float>& update, float decay,
+                      std::vector<float>* accumulator) {
+  if (accumulator->size() != update.size()) accumulator->assign(update.size(), 0.0f);
+  for (size_t i = 0; i < update.size(); ++i)
+    (*accumulator)[i] = decay * (*accumulator)[i] + update[i];
+}
+
+}  // namespace shefl
