@@ -33,6 +33,7 @@ const std::map<std::string, std::string>& TargetLayers() {
   static const std::map<std::string, std::string> kMap = {
       {"shefl_core", "core"},     {"shefl_sparse", "sparse"},
       {"shefl_fed", "fed"},       {"shefl_net", "net"},
+      {"shefl_secure", "secure"},
       {"shefl_data", "data"},     {"shefl_learn", "learn"},
       {"shefl_cuda", "cuda"},     {"shefl_server", "server"},
       {"shefl_server_state", "server_state"},
@@ -179,8 +180,8 @@ TEST_CASE("the declared graph has the designed arrows and no cycle") {
   for (const auto& [layer, deps] : g.deps)
     CHECK_FALSE(Closure(g, layer).count(layer));  // no cycle through it
   // LibTorch only in data and learn (and what builds on learn).
-  for (const char* l : {"core", "sparse", "fed", "net", "cli", "server_state",
-                        "server_run", "server_rpc"}) {
+  for (const char* l : {"core", "sparse", "fed", "net", "secure", "cli",
+                        "server_state", "server_run", "server_rpc"}) {
     INFO(l);
     CHECK_FALSE(LinksTorch(g, l));
   }
@@ -188,6 +189,10 @@ TEST_CASE("the declared graph has the designed arrows and no cycle") {
   CHECK(LinksTorch(g, "learn"));
   CHECK(Closure(g, "sparse").empty());
   CHECK(Closure(g, "core").empty());
+  // The secure-aggregation primitives stand on core alone (OpenSSL and
+  // Abseil outside), so the coordinator and the daemon can both link them.
+  REQUIRE(g.deps.count("secure"));
+  CHECK(Closure(g, "secure") == std::set<std::string>{"core"});
   // server/ and client/ never meet; the launcher links neither.
   CHECK_FALSE(Closure(g, "server").count("client"));
   CHECK_FALSE(Closure(g, "client").count("server"));

@@ -1,0 +1,68 @@
+#include "common/secure/session_id.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+#include "absl/strings/str_cat.h"
+#include "common/secure/sha256.h"
+
+namespace shefl {
+
+namespace {
+
+constexpr char kDomain[] = "shefl sid v1";
+
+absl::Status CheckParams(const SessionParams& p,
+                         const std::vector<uint32_t>& sorted) {
+  if (std::adjacent_find(sorted.begin(), sorted.end()) != sorted.end())
+    return absl::InvalidArgumentError(
+        "session id: a party id repeats in the roster");
+  if (p.n != sorted.size())
+    return absl::InvalidArgumentError(absl::StrCat("session id: n = ", p.n,
+                                                   " but the roster has ",
+                                                   sorted.size(), " parties"));
+  if (p.t == 0 || p.t > p.n)
+    return absl::InvalidArgumentError(
+        absl::StrCat("session id: t = ", p.t, " is not in 1..n = ", p.n));
+  if (!std::isfinite(p.clip) || p.clip <= 0)
+    return absl::InvalidArgumentError(
+        "session id: clip must be positive and finite");
+  if (p.run_id.size() > UINT32_MAX)
+    return absl::InvalidArgumentError("session id: run id too long");
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<Bytes> EncodeSessionParams(const SessionParams& p) {
+  std::vector<uint32_t> sorted = p.roster;
+  std::sort(sorted.begin(), sorted.end());
+  if (absl::Status s = CheckParams(p, sorted); !s.ok()) return s;
+  Bytes out;
+  AppendBytes(&out, AsBytes(kDomain));
+  AppendBe32(&out, static_cast<uint32_t>(p.run_id.size()));
+  AppendBytes(&out, AsBytes(p.run_id));
+  AppendBe64(&out, p.round);
+  AppendBe32(&out, p.model);
+  AppendBe32(&out, static_cast<uint32_t>(sorted.size()));
+  for (uint32_t id : sorted) AppendBe32(&out, id);
+  AppendBe32(&out, p.n);
+  AppendBe32(&out, p.t);
+  AppendBe32(&out, p.scale_bits);
+  uint64_t clip_bits;
+  static_assert(sizeof clip_bits == sizeof p.clip);
+  std::memcpy(&clip_bits, &p.clip, sizeof clip_bits);
+  AppendBe64(&out, clip_bits);
+  AppendBytes(&out, p.support_hash);
+  AppendBytes(&out, p.model_hash);
+  return out;
+}
+
+absl::StatusOr<SessionId> MakeSessionId(const SessionParams& params) {
+  absl::StatusOr<Bytes> encoding = EncodeSessionParams(params);
+  if (!encoding.ok()) return encoding.status();
+  return Sha256(*encoding);
+}
+
+}  // namespace shefl

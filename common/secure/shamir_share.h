@@ -1,0 +1,50 @@
+// One Shamir share of a byte secret, and its fixed-size wire form. A
+// secret of L bytes is cut into ceil(L / 7) chunks of 7 bytes (the last
+// one shorter), each read as a little-endian integer below 2^56 < p and
+// shared with a polynomial of its own over GF(2^61 - 1)
+// (common/secure/gf61.h). A share is the point x (a party's index + 1, never
+// 0, where the secret lies) and one field element per chunk.
+//
+// Wire form (all big-endian): x as 4 bytes, then each element as 8 bytes,
+// so 4 + 8 * ceil(L / 7) bytes: 28 for a 16-byte self-mask seed, 44 for a
+// 32-byte X25519 private key. The size alone tells a truncated share.
+// Thread-safe: free functions without state.
+#ifndef SHEFL_COMMON_SECURE_SHAMIR_SHARE_H_
+#define SHEFL_COMMON_SECURE_SHAMIR_SHARE_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "common/secure/bytes.h"
+
+namespace shefl {
+
+inline constexpr size_t kShamirChunkBytes = 7;
+
+struct ShamirShare {
+  uint32_t x = 0;           // the evaluation point, 1..n
+  std::vector<uint64_t> y;  // f_c(x) for each chunk c, each below p
+};
+
+// ceil(secret_bytes / 7), the number of field elements of a share.
+constexpr size_t ShamirChunks(size_t secret_bytes) {
+  return (secret_bytes + kShamirChunkBytes - 1) / kShamirChunkBytes;
+}
+
+// 4 + 8 * ShamirChunks(secret_bytes), the size of the wire form.
+constexpr size_t ShamirShareBytes(size_t secret_bytes) {
+  return 4 + 8 * ShamirChunks(secret_bytes);
+}
+
+Bytes SerializeShamirShare(const ShamirShare& share);
+
+// The share in `bytes`, a share of a `secret_bytes`-byte secret. Refuses
+// (InvalidArgument) a wrong size, x = 0 and an element not below p.
+absl::StatusOr<ShamirShare> ParseShamirShare(ByteView bytes,
+                                             size_t secret_bytes);
+
+}  // namespace shefl
+
+#endif  // SHEFL_COMMON_SECURE_SHAMIR_SHARE_H_

@@ -1,0 +1,97 @@
+#include "common/secure/share_box.h"
+
+#include <openssl/crypto.h>
+#include <openssl/rand.h>
+
+#include <utility>
+
+#include "common/secure/aes_gcm.h"
+#include "common/secure/hkdf.h"
+#include "common/secure/openssl_util.h"
+#include "common/secure/x25519.h"
+
+namespace shefl {
+
+namespace {
+
+constexpr char kEncInfo[] = "shefl enc";
+constexpr size_t kSeedBytes = 16;
+constexpr size_t kKeyBytes = 32;
+static_assert(kPeerSharesBytes ==
+              ShamirShareBytes(kSeedBytes) + ShamirShareBytes(kKeyBytes));
+
+Bytes Aad(const SessionId& sid, uint32_t from, uint32_t to) {
+  Bytes aad;
+  AppendBytes(&aad, sid);
+  AppendBe32(&aad, from);
+  AppendBe32(&aad, to);
+  return aad;
+}
+
+}  // namespace
+
+Bytes PackPeerShares(const PeerShares& shares) {
+  Bytes out = SerializeShamirShare(shares.self_seed);
+  AppendBytes(&out, SerializeShamirShare(shares.mask_private));
+  return out;
+}
+
+absl::StatusOr<PeerShares> UnpackPeerShares(ByteView plaintext) {
+  const size_t seed_size = ShamirShareBytes(kSeedBytes);
+  if (plaintext.size() != seed_size + ShamirShareBytes(kKeyBytes))
+    return absl::InvalidArgumentError("peer shares: wrong size");
+  absl::StatusOr<ShamirShare> seed =
+      ParseShamirShare(plaintext.subspan(0, seed_size), kSeedBytes);
+  if (!seed.ok()) return seed.status();
+  absl::StatusOr<ShamirShare> key =
+      ParseShamirShare(plaintext.subspan(seed_size), kKeyBytes);
+  if (!key.ok()) return key.status();
+  if (seed->x != key->x)
+    return absl::InvalidArgumentError(
+        "peer shares: the two shares differ in x");
+  return PeerShares{*std::move(seed), *std::move(key)};
+}
+
+absl::StatusOr<Key32> ShareBoxKey(ByteView own_private, ByteView peer_public,
+                                  const SessionId& sid) {
+  absl::StatusOr<Key32> shared = X25519SharedSecret(own_private, peer_public);
+  if (!shared.ok()) return shared.status();
+  absl::StatusOr<Key32> key = HkdfSha256Key(*shared, sid, AsBytes(kEncInfo));
+  OPENSSL_cleanse(shared->data(), shared->size());
+  return key;
+}
+
+absl::StatusOr<Bytes> SealShareBox(ByteView plaintext, const SessionId& sid,
+                                   uint32_t from, uint32_t to,
+                                   ByteView from_private, ByteView to_public) {
+  absl::StatusOr<Key32> key = ShareBoxKey(from_private, to_public, sid);
+  if (!key.ok()) return key.status();
+  // The key serves both directions and every box of the pair, so nonces
+  // are random (96 bits: no collision among a session's few boxes). They
+  // are public, so the public generator makes them.
+  Bytes box(kGcmNonceBytes);
+  if (RAND_bytes(box.data(), static_cast<int>(box.size())) != 1)
+    return secure_internal::OpenSslError("share box nonce");
+  absl::StatusOr<Bytes> sealed =
+      AesGcmSeal(*key, box, plaintext, Aad(sid, from, to));
+  OPENSSL_cleanse(key->data(), key->size());
+  if (!sealed.ok()) return sealed.status();
+  AppendBytes(&box, *sealed);
+  return box;
+}
+
+absl::StatusOr<Bytes> OpenShareBox(ByteView box, const SessionId& sid,
+                                   uint32_t from, uint32_t to,
+                                   ByteView to_private, ByteView from_public) {
+  if (box.size() < kGcmNonceBytes + kGcmTagBytes)
+    return absl::DataLossError("share box: shorter than nonce and tag");
+  absl::StatusOr<Key32> key = ShareBoxKey(to_private, from_public, sid);
+  if (!key.ok()) return key.status();
+  absl::StatusOr<Bytes> plain =
+      AesGcmOpen(*key, box.subspan(0, kGcmNonceBytes),
+                 box.subspan(kGcmNonceBytes), Aad(sid, from, to));
+  OPENSSL_cleanse(key->data(), key->size());
+  return plain;
+}
+
+}  // namespace shefl
