@@ -1,0 +1,202 @@
+#include "common/secure/collector.h"
+
+#include <algorithm>
+#include <cmath>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "common/secure/masks.h"
+#include "common/secure/shamir.h"
+#include "common/secure/x25519.h"
+
+namespace shefl {
+namespace {
+
+template <typename Map>
+std::vector<uint32_t> Keys(const Map& m) {
+  std::vector<uint32_t> out;
+  for (const auto& [k, v] : m) out.push_back(k);
+  return out;
+}
+
+}  // namespace
+
+SecureCollector::SecureCollector(CollectorSettings settings)
+    : settings_(std::move(settings)) {}
+
+absl::Status SecureCollector::InStage(Stage s, const char* what) const {
+  if (abandoned_)
+    return absl::FailedPreconditionError(
+        absl::StrCat("secure aggregation: ", what, ": the session was abandoned"));
+  if (stage_ != s)
+    return absl::FailedPreconditionError(
+        absl::StrCat("secure aggregation: ", what, " out of stage"));
+  return absl::OkStatus();
+}
+
+absl::Status SecureCollector::Abandon(const char* stage, size_t left) {
+  abandoned_ = true;
+  return absl::FailedPreconditionError(absl::StrCat(
+      "secure aggregation abandoned for round ", settings_.params.round, " model ",
+      settings_.params.model, ": ", left, " parties left after ", stage,
+      ", fewer than t = ", settings_.params.t, "; nothing is unmasked"));
+}
+
+absl::Status SecureCollector::AddAdvert(const KeyAdvert& advert) {
+  if (auto st = InStage(Stage::kAdverts, "keys"); !st.ok()) return st;
+  if (!adverts_.emplace(advert.party, advert).second)
+    return absl::AlreadyExistsError(
+        absl::StrCat("secure aggregation: party ", advert.party, " advertised twice"));
+  return absl::OkStatus();
+}
+
+absl::StatusOr<Roster> SecureCollector::CloseAdverts() {
+  if (auto st = InStage(Stage::kAdverts, "the roster"); !st.ok()) return st;
+  const uint32_t n = static_cast<uint32_t>(adverts_.size());
+  if (n < settings_.min_parties) {
+    abandoned_ = true;
+    return absl::FailedPreconditionError(absl::StrCat(
+        "secure aggregation: ", n, " parties for round ", settings_.params.round,
+        " model ", settings_.params.model, ", fewer than secure.min_parties = ",
+        settings_.min_parties));
+  }
+  SessionParams& p = settings_.params;
+  p.roster = Keys(adverts_);
+  p.n = n;
+  p.t = settings_.threshold > 0 ? settings_.threshold : 2 * n / 3 + 1;
+  if (p.t > n)
+    return absl::InvalidArgumentError(absl::StrCat(
+        "secure.threshold = ", p.t, " is above the ", n, " parties of the session"));
+  auto sid = MakeSessionId(p);
+  if (!sid.ok()) return sid.status();
+  sid_ = *sid;
+  Roster roster{p, {}};
+  for (const auto& [id, advert] : adverts_) roster.keys.push_back(advert);
+  stage_ = Stage::kShares;
+  return roster;
+}
+
+absl::Status SecureCollector::AddBoxes(uint32_t from, std::vector<ShareBox> boxes) {
+  if (auto st = InStage(Stage::kShares, "shares"); !st.ok()) return st;
+  std::vector<uint32_t> to;
+  for (const ShareBox& b : boxes) {
+    if (b.from != from)
+      return absl::PermissionDeniedError(absl::StrCat(
+          "secure aggregation: party ", from, " sent a box as party ", b.from));
+    to.push_back(b.to);
+  }
+  std::sort(to.begin(), to.end());
+  std::vector<uint32_t> others;
+  for (const auto& [id, advert] : adverts_)
+    if (id != from) others.push_back(id);
+  if (!adverts_.count(from) || to != others)
+    return absl::InvalidArgumentError(absl::StrCat(
+        "secure aggregation: party ", from,
+        "'s boxes are not one for each other party of the roster"));
+  if (!boxes_.emplace(from, std::move(boxes)).second)
+    return absl::AlreadyExistsError(
+        absl::StrCat("secure aggregation: party ", from, " sent its boxes twice"));
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::vector<uint32_t>> SecureCollector::CloseShares() {
+  if (auto st = InStage(Stage::kShares, "closing the shares"); !st.ok()) return st;
+  for (const auto& [id, boxes] : boxes_) sharers_.insert(id);
+  if (sharers_.size() < settings_.params.t) return Abandon("the shares", sharers_.size());
+  stage_ = Stage::kInputs;
+  return std::vector<uint32_t>(sharers_.begin(), sharers_.end());
+}
+
+std::vector<ShareBox> SecureCollector::BoxesFor(uint32_t party) const {
+  std::vector<ShareBox> out;
+  for (const auto& [from, boxes] : boxes_)
+    for (const ShareBox& b : boxes)
+      if (b.to == party) out.push_back(b);
+  return out;
+}
+
+absl::Status SecureCollector::AddInput(const MaskedInput& input) {
+  if (auto st = InStage(Stage::kInputs, "a masked input"); !st.ok()) return st;
+  if (!sharers_.count(input.party))
+    return absl::PermissionDeniedError(absl::StrCat(
+        "secure aggregation: party ", input.party, " sent no shares, so no input"));
+  if (input.y.size() != settings_.words)
+    return absl::InvalidArgumentError(absl::StrCat(
+        "secure aggregation: party ", input.party, "'s input has ", input.y.size(),
+        " words, the session's support ", settings_.words));
+  if (!(input.weight > 0) || !std::isfinite(input.weight))
+    return absl::InvalidArgumentError(absl::StrCat(
+        "secure aggregation: party ", input.party, "'s weight is not positive"));
+  if (weights_.count(input.party))
+    return absl::AlreadyExistsError(
+        absl::StrCat("secure aggregation: party ", input.party, " sent two inputs"));
+  if (auto st = AddMasked(&sum_, input.y); !st.ok()) return st;
+  weights_.emplace(input.party, input.weight);
+  return absl::OkStatus();
+}
+
+absl::StatusOr<UnmaskRequest> SecureCollector::CloseInputs() {
+  if (auto st = InStage(Stage::kInputs, "closing the inputs"); !st.ok()) return st;
+  if (weights_.size() < settings_.params.t) return Abandon("the inputs", weights_.size());
+  request_.survivors = Keys(weights_);
+  for (uint32_t id : sharers_)
+    if (!weights_.count(id)) request_.dropped.push_back(id);
+  stage_ = Stage::kUnmask;
+  return request_;
+}
+
+absl::Status SecureCollector::AddReply(const UnmaskReply& reply) {
+  if (auto st = InStage(Stage::kUnmask, "an unmasking reply"); !st.ok()) return st;
+  if (!weights_.count(reply.party) || replies_.count(reply.party))
+    return absl::InvalidArgumentError(absl::StrCat(
+        "secure aggregation: an unmasking reply from party ", reply.party,
+        " that was not asked, or twice"));
+  if (Keys(reply.seed_shares) != request_.survivors ||
+      Keys(reply.key_shares) != request_.dropped)
+    return absl::InvalidArgumentError(absl::StrCat(
+        "secure aggregation: party ", reply.party, "'s reply is not the shares asked for"));
+  replies_.emplace(reply.party, reply);
+  return absl::OkStatus();
+}
+
+absl::StatusOr<SecureSum> SecureCollector::Finish() const {
+  if (auto st = InStage(Stage::kUnmask, "the sum"); !st.ok()) return st;
+  const uint32_t t = settings_.params.t;
+  if (replies_.size() < t)
+    return absl::FailedPreconditionError(absl::StrCat(
+        "secure aggregation: ", replies_.size(), " unmasking replies, t = ", t, " needed"));
+  const auto shares_of = [this](uint32_t v, bool seed) {
+    std::vector<ShamirShare> out;
+    for (const auto& [party, r] : replies_)
+      out.push_back(seed ? r.seed_shares.at(v) : r.key_shares.at(v));
+    return out;
+  };
+  std::map<uint32_t, SelfSeed> seeds;
+  std::map<uint32_t, Key32> survivor_public;
+  for (uint32_t v : request_.survivors) {
+    auto b = ShamirReconstruct(shares_of(v, true), t, kSelfSeedBytes);
+    if (!b.ok()) return b.status();
+    std::copy(b->begin(), b->end(), seeds[v].begin());
+    survivor_public[v] = adverts_.at(v).mask_public;
+  }
+  std::map<uint32_t, Key32> dropped_private;
+  for (uint32_t d : request_.dropped) {
+    auto s = ShamirReconstruct(shares_of(d, false), t, 32);
+    if (!s.ok()) return s.status();
+    auto pair = X25519KeyPairFromPrivate(*s);
+    if (!pair.ok()) return pair.status();
+    // A share set that reconstructs a key other than the one advertised
+    // would leave masks in the sum: refuse it rather than publish noise.
+    if (pair->public_key != adverts_.at(d).mask_public)
+      return absl::DataLossError(absl::StrCat(
+          "secure aggregation: the shares of party ", d, "'s key do not give its key"));
+    dropped_private[d] = pair->private_key;
+  }
+  auto sum = Unmask(sum_, seeds, dropped_private, survivor_public, sid_);
+  if (!sum.ok()) return sum.status();
+  SecureSum out{std::move(*sum), 0, request_.survivors, request_.dropped};
+  for (const auto& [id, w] : weights_) out.weight += w;
+  return out;
+}
+
+}  // namespace shefl

@@ -1,0 +1,171 @@
+#include "common/secure/party.h"
+
+#include <algorithm>
+
+#include "absl/strings/str_cat.h"
+#include "common/secure/shamir.h"
+
+namespace shefl {
+namespace {
+
+bool SortedDistinct(const std::vector<uint32_t>& ids) {
+  return std::adjacent_find(ids.begin(), ids.end(), [](uint32_t a, uint32_t b) {
+           return a >= b;
+         }) == ids.end();
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<SecureParty>> SecureParty::Create(uint32_t id) {
+  auto p = std::unique_ptr<SecureParty>(new SecureParty());
+  p->id_ = id;
+  auto enc = GenerateX25519KeyPair();
+  if (!enc.ok()) return enc.status();
+  auto mask = GenerateX25519KeyPair();
+  if (!mask.ok()) return mask.status();
+  auto seed = GenerateSelfSeed();
+  if (!seed.ok()) return seed.status();
+  p->enc_ = *enc;
+  p->mask_ = *mask;
+  p->seed_ = *seed;
+  return p;
+}
+
+KeyAdvert SecureParty::Advert() const {
+  return KeyAdvert{id_, enc_.public_key, mask_.public_key};
+}
+
+absl::Status SecureParty::CheckRoster(const Roster& roster) const {
+  std::vector<uint32_t> ids;
+  for (const KeyAdvert& k : roster.keys) ids.push_back(k.party);
+  if (!SortedDistinct(ids) || ids != roster.params.roster)
+    return absl::InvalidArgumentError(
+        "secure aggregation: the roster's parties are not distinct and "
+        "ascending, or differ from the session's");
+  const auto me = std::find(ids.begin(), ids.end(), id_);
+  if (me == ids.end())
+    return absl::InvalidArgumentError(
+        absl::StrCat("secure aggregation: party ", id_, " is not in the roster"));
+  const KeyAdvert& mine = roster.keys[me - ids.begin()];
+  if (mine.enc_public != enc_.public_key || mine.mask_public != mask_.public_key)
+    return absl::PermissionDeniedError(absl::StrCat(
+        "secure aggregation: the roster gives party ", id_, " other keys than its own"));
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::vector<ShareBox>> SecureParty::ShareBoxes(const Roster& roster) {
+  if (roster_) return absl::FailedPreconditionError("secure aggregation: a second roster");
+  if (auto st = CheckRoster(roster); !st.ok()) return st;
+  auto sid = MakeSessionId(roster.params);
+  if (!sid.ok()) return sid.status();
+  const uint32_t n = roster.params.n, t = roster.params.t;
+  auto seed_shares = ShamirSplit(seed_, t, n);
+  if (!seed_shares.ok()) return seed_shares.status();
+  auto key_shares = ShamirSplit(mask_.private_key, t, n);
+  if (!key_shares.ok()) return key_shares.status();
+  std::vector<ShareBox> boxes;
+  for (uint32_t i = 0; i < n; ++i) {
+    const KeyAdvert& peer = roster.keys[i];
+    const PeerShares shares{(*seed_shares)[i], (*key_shares)[i]};
+    if (peer.party == id_) {
+      own_ = shares;
+      continue;
+    }
+    auto box = SealShareBox(PackPeerShares(shares), *sid, id_, peer.party,
+                            enc_.private_key, peer.enc_public);
+    if (!box.ok()) return box.status();
+    boxes.push_back(ShareBox{id_, peer.party, std::move(*box)});
+  }
+  roster_ = roster;
+  sid_ = *sid;
+  t_ = t;
+  return boxes;
+}
+
+absl::Status SecureParty::TakeBoxes(absl::Span<const ShareBox> boxes) {
+  if (!roster_ || masked_)
+    return absl::FailedPreconditionError("secure aggregation: boxes out of stage");
+  const auto& ids = roster_->params.roster;
+  const uint32_t my_x =
+      static_cast<uint32_t>(std::find(ids.begin(), ids.end(), id_) - ids.begin()) + 1;
+  std::map<uint32_t, PeerShares> got;
+  for (const ShareBox& b : boxes) {
+    const auto it = std::find_if(roster_->keys.begin(), roster_->keys.end(),
+                                 [&b](const KeyAdvert& k) { return k.party == b.from; });
+    if (b.to != id_ || b.from == id_ || it == roster_->keys.end() || got.count(b.from))
+      return absl::InvalidArgumentError(absl::StrCat(
+          "secure aggregation: a box from ", b.from, " to ", b.to,
+          " is not one party ", id_, " takes"));
+    auto plain = OpenShareBox(b.box, sid_, b.from, id_, enc_.private_key, it->enc_public);
+    if (!plain.ok()) return plain.status();
+    auto shares = UnpackPeerShares(*plain);
+    if (!shares.ok()) return shares.status();
+    if (shares->self_seed.x != my_x)
+      return absl::DataLossError(absl::StrCat(
+          "secure aggregation: party ", b.from, "'s shares are not at party ", id_, "'s point"));
+    got.emplace(b.from, std::move(*shares));
+  }
+  from_peers_ = std::move(got);
+  return absl::OkStatus();
+}
+
+absl::StatusOr<MaskedInput> SecureParty::Mask(absl::Span<const uint32_t> q, double weight) {
+  if (!roster_ || masked_)
+    return absl::FailedPreconditionError("secure aggregation: input out of stage");
+  std::map<uint32_t, Key32> peers;
+  for (const KeyAdvert& k : roster_->keys)
+    if (from_peers_.count(k.party)) peers.emplace(k.party, k.mask_public);
+  auto y = MaskInput(q, id_, seed_, mask_.private_key, peers, sid_);
+  if (!y.ok()) return y.status();
+  masked_ = true;
+  return MaskedInput{id_, weight, std::move(*y)};
+}
+
+absl::Status SecureParty::CheckRequest(const UnmaskRequest& r) const {
+  if (!masked_)
+    return absl::FailedPreconditionError(
+        "secure aggregation: unmasking asked of a party that sent no input");
+  std::vector<uint32_t> s = r.survivors, d = r.dropped;
+  std::sort(s.begin(), s.end());
+  std::sort(d.begin(), d.end());
+  if (!SortedDistinct(s) || !SortedDistinct(d))
+    return absl::InvalidArgumentError("secure aggregation: a party named twice");
+  std::vector<uint32_t> both;
+  std::set_intersection(s.begin(), s.end(), d.begin(), d.end(), std::back_inserter(both));
+  if (!both.empty())
+    return absl::PermissionDeniedError(absl::StrCat(
+        "secure aggregation: refused: the request asks for both the seed and "
+        "the key of party ", both.front()));
+  if (s.size() < t_)
+    return absl::PermissionDeniedError(absl::StrCat(
+        "secure aggregation: refused: ", s.size(), " survivors, fewer than t = ", t_));
+  if (!std::binary_search(s.begin(), s.end(), id_))
+    return absl::InvalidArgumentError("secure aggregation: asked, but not a survivor");
+  for (uint32_t v : s)
+    if (v != id_ && !from_peers_.count(v))
+      return absl::InvalidArgumentError(absl::StrCat(
+          "secure aggregation: survivor ", v, " sent this party no shares"));
+  for (uint32_t v : d)
+    if (!from_peers_.count(v))
+      return absl::InvalidArgumentError(absl::StrCat(
+          "secure aggregation: dropped party ", v, " sent this party no shares"));
+  return absl::OkStatus();
+}
+
+absl::StatusOr<UnmaskReply> SecureParty::Unmask(const UnmaskRequest& request) {
+  if (answered_ && (answered_->survivors != request.survivors ||
+                    answered_->dropped != request.dropped))
+    return absl::PermissionDeniedError(
+        "secure aggregation: refused: the session's unmasking was answered "
+        "already, for other parties");
+  if (auto st = CheckRequest(request); !st.ok()) return st;
+  UnmaskReply reply;
+  reply.party = id_;
+  for (uint32_t v : request.survivors)
+    reply.seed_shares[v] = v == id_ ? own_.self_seed : from_peers_.at(v).self_seed;
+  for (uint32_t d : request.dropped) reply.key_shares[d] = from_peers_.at(d).mask_private;
+  answered_ = request;
+  return reply;
+}
+
+}  // namespace shefl

@@ -1,0 +1,80 @@
+// One party's side of a secure-aggregation session (one round, one
+// model): a daemon, for the clients it hosts. It holds the secrets (two
+// X25519 key pairs and the self-mask seed) and the shares other parties
+// gave it, and guards them: it answers one unmasking request per session,
+// never reveals both the seed share and the key share of one party, and
+// answers nothing when fewer than t parties survive (docs/DESIGN.md,
+// "Secure aggregation").
+// Not thread-safe: one session, driven by one thread in stage order.
+#ifndef SHEFL_COMMON_SECURE_PARTY_H_
+#define SHEFL_COMMON_SECURE_PARTY_H_
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/types/span.h"
+#include "common/secure/masks.h"
+#include "common/secure/messages.h"
+#include "common/secure/share_box.h"
+#include "common/secure/x25519.h"
+
+namespace shefl {
+
+class SecureParty {
+ public:
+  // Fresh keys and seed for party `id` (from OpenSSL's private generator).
+  static absl::StatusOr<std::unique_ptr<SecureParty>> Create(uint32_t id);
+
+  // Stage 1: what the party advertises.
+  KeyAdvert Advert() const;
+
+  // Stage 2: checks the roster (it lists this party with its own keys,
+  // ids ascending and distinct, the params' roster the same ids), derives
+  // the session id, splits the seed and the masking key t of n, and seals
+  // one box for every other party.
+  absl::StatusOr<std::vector<ShareBox>> ShareBoxes(const Roster& roster);
+
+  // Stage 2, the other way: the boxes addressed to this party. Each must
+  // open (else DataLoss: the coordinator or a peer tampered); their
+  // senders are the peers whose pairwise masks this party adds.
+  absl::Status TakeBoxes(absl::Span<const ShareBox> boxes);
+
+  // Stage 3: y = q + masks, over the peers whose boxes arrived.
+  absl::StatusOr<MaskedInput> Mask(absl::Span<const uint32_t> q, double weight);
+
+  // Stage 4: the shares the request asks for, after the checks above.
+  // The same request again gets the same answer (a retried call); any
+  // other request of the session is refused.
+  absl::StatusOr<UnmaskReply> Unmask(const UnmaskRequest& request);
+
+  uint32_t id() const { return id_; }
+  const SessionId& session_id() const { return sid_; }
+
+ private:
+  SecureParty() = default;
+  absl::Status CheckRoster(const Roster& roster) const;
+  absl::Status CheckRequest(const UnmaskRequest& request) const;
+
+  uint32_t id_ = 0;
+  X25519KeyPair enc_;
+  X25519KeyPair mask_;
+  SelfSeed seed_{};
+  // Set by ShareBoxes.
+  std::optional<Roster> roster_;
+  SessionId sid_{};
+  uint32_t t_ = 0;
+  PeerShares own_;  // this party's shares of its own secrets
+  // Set by TakeBoxes: the shares each peer gave this party.
+  std::map<uint32_t, PeerShares> from_peers_;
+  bool masked_ = false;
+  std::optional<UnmaskRequest> answered_;
+};
+
+}  // namespace shefl
+
+#endif  // SHEFL_COMMON_SECURE_PARTY_H_
