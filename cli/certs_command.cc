@@ -11,12 +11,17 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "cli/start_kits.h"
 #include "common/net/certs.h"
 
 namespace shefl {
 
 std::string CertsUsage() {
   return "usage: shefl certs --out DIR --hosts a,b,c [--clients N] [--days D]\n"
+         "                   [--owner UID[:GID]] [--force]\n"
+         "       shefl certs --kits --out DIR --hosts COORDINATOR[,...]\n"
+         "                   [--clients N] [--port P] [--config FILE]\n"
+         "                   [--daemon-clients RANGES]... [--days D]\n"
          "                   [--owner UID[:GID]] [--force]\n"
          "\n"
          "  --out DIR      where to write ca.pem/.key, server.pem/.key,\n"
@@ -29,7 +34,23 @@ std::string CertsUsage() {
          "  --owner U[:G]  give every file but ca.key to the numeric user U\n"
          "                 (group G, default U): the user a container runs\n"
          "                 as (10001 in shefl's image); needs root\n"
-         "  --force        replace an existing CA (locks out its daemons)\n";
+         "  --force        replace an existing CA (locks out its daemons)\n"
+         "                 and kits\n"
+         "\n"
+         "Start kits, one folder per machine to copy there whole (scp -rp)\n"
+         "and start with ./start.sh (the binary on PATH, or SHEFL_BIN=its\n"
+         "folder); a kit holds no other host's key, no other daemon's token:\n"
+         "  --kits         also write DIR/kits/coordinator/ (server key,\n"
+         "                 tokens, config.yaml; mutual TLS on 0.0.0.0:P) and\n"
+         "                 DIR/kits/client-<i>/ (its key and token; dials\n"
+         "                 the first of --hosts at P); README.txt in each\n"
+         "  --port P       the coordinator's port (default 50051)\n"
+         "  --config FILE  the experiment, copied into the coordinator's kit;\n"
+         "                 its clients are dealt out to the daemons in turn\n"
+         "  --daemon-clients RANGES\n"
+         "                 a daemon's clients instead (0-49, 0-98/2), once\n"
+         "                 per daemon, client-0's first; with neither, each\n"
+         "                 start.sh asks for --clients\n";
 }
 
 namespace {
@@ -64,82 +85,116 @@ absl::Status ChownForService(const std::vector<std::string>& paths, const Owner&
   return absl::OkStatus();
 }
 
+// Everything the command line says.
+struct CertsArgs {
+  PkiOptions pki;
+  Owner owner;
+  bool hosts_given = false;
+  bool kits = false;
+  KitOptions kit;
+  std::string kit_flag;  // the first flag that only --kits takes
+};
+
+absl::Status ParseNumber(const std::string& flag, const std::string& value,
+                         int lo, int hi, int& out) {
+  if (!absl::SimpleAtoi(value, &out) || out < lo || out > hi)
+    return absl::InvalidArgumentError(absl::StrCat(
+        flag, " '", value, "': expected a whole number from ", lo, " to ", hi));
+  return absl::OkStatus();
+}
+
+// The flags of the start kits; false: not one of them.
+bool ParseKitFlag(const std::string& flag, const std::string& value,
+                  CertsArgs& a, absl::Status& st) {
+  if (flag == "--port") {
+    st = ParseNumber(flag, value, 1, 65535, a.kit.port);
+  } else if (flag == "--config") {
+    a.kit.config_path = value;
+  } else if (flag == "--daemon-clients") {
+    a.kit.daemon_clients.push_back(value);
+  } else {
+    return false;
+  }
+  if (a.kit_flag.empty()) a.kit_flag = flag;
+  return true;
+}
+
 absl::Status ParseFlag(const std::string& flag, const std::string& value,
-                       PkiOptions& o, Owner& owner) {
+                       CertsArgs& a) {
+  PkiOptions& o = a.pki;
   int n = 0;
-  if (flag == "--owner") {
-    return ParseOwner(value, owner);
-  } else if (flag == "--out") {
+  if (absl::Status st; ParseKitFlag(flag, value, a, st)) return st;
+  if (flag == "--owner") return ParseOwner(value, a.owner);
+  if (flag == "--out") {
     o.out_dir = value;
   } else if (flag == "--hosts") {
+    a.hosts_given = true;
     o.hosts = absl::StrSplit(value, ',', absl::SkipWhitespace());
     if (o.hosts.empty())
       return absl::InvalidArgumentError("--hosts needs at least one host");
-  } else if (flag == "--clients" || flag == "--days") {
-    const bool days = flag == "--days";
-    const int lo = days ? 1 : 0, hi = days ? 36500 : 1000;
-    if (!absl::SimpleAtoi(value, &n) || n < lo || n > hi)
-      return absl::InvalidArgumentError(absl::StrCat(
-          flag, " '", value, "': expected a whole number from ", lo, " to ",
-          hi));
-    if (flag == "--clients") o.clients = n;
-    else o.not_after_s = int64_t{n} * 86400;
+  } else if (flag == "--clients") {
+    if (auto st = ParseNumber(flag, value, 0, 1000, n); !st.ok()) return st;
+    o.clients = n;
+  } else if (flag == "--days") {
+    if (auto st = ParseNumber(flag, value, 1, 36500, n); !st.ok()) return st;
+    o.not_after_s = int64_t{n} * 86400;
   } else {
     return absl::InvalidArgumentError(absl::StrCat("unknown flag ", flag));
   }
   return absl::OkStatus();
 }
 
-}  // namespace
-
-int CertsCommand(const std::vector<std::string>& args) {
-  PkiOptions o;
-  Owner owner;
-  bool hosts_given = false;
+// Reads args[1..] into `a`; a usage error names the flag.
+absl::Status ParseArgs(const std::vector<std::string>& args, CertsArgs& a) {
   for (size_t i = 1; i < args.size(); ++i) {
     const std::string& flag = args[i];
-    if (flag == "--help" || flag == "-h") {
-      std::cout << CertsUsage();
-      return 0;
-    }
-    if (flag == "--force") {
-      o.force = true;
+    if (flag == "--force" || flag == "--kits") {  // switches: no value
+      if (flag == "--force") a.pki.force = true;
+      else a.kits = true;
       continue;
     }
     absl::Status st = i + 1 < args.size()
-                          ? ParseFlag(flag, args[++i], o, owner)
+                          ? ParseFlag(flag, args[++i], a)
                           : absl::InvalidArgumentError(flag + " needs a value");
-    hosts_given = hosts_given || flag == "--hosts";
-    if (!st.ok()) {
-      std::cerr << "shefl certs: " << st.message() << "\n\n" << CertsUsage();
-      return 2;
-    }
+    if (!st.ok()) return st;
   }
-  if (o.out_dir.empty() || !hosts_given) {
-    std::cerr << "shefl certs: " << (o.out_dir.empty() ? "--out" : "--hosts")
-              << " is required\n\n" << CertsUsage();
-    return 2;
+  if (a.pki.out_dir.empty() || !a.hosts_given)
+    return absl::InvalidArgumentError(absl::StrCat(
+        a.pki.out_dir.empty() ? "--out" : "--hosts", " is required"));
+  if (!a.kits && !a.kit_flag.empty())
+    return absl::InvalidArgumentError(
+        absl::StrCat(a.kit_flag, " is for start kits: add --kits"));
+  if (a.kits && a.pki.clients < 1)
+    return absl::InvalidArgumentError(
+        "--clients 0: --kits needs at least one daemon");
+  return absl::OkStatus();
+}
+
+// The kits' plan, checked before anything is written (so a refused call
+// needs no --force to rerun).
+absl::Status PlanKits(CertsArgs& a) {
+  KitOptions& k = a.kit;
+  k.pki_dir = a.pki.out_dir;
+  k.host = a.pki.hosts.front();
+  k.daemons = a.pki.clients;
+  k.force = a.pki.force;
+  auto clients = PlanDaemonClients(k.daemon_clients, k.daemons, k.config_path);
+  if (!clients.ok()) return clients.status();
+  k.daemon_clients = *std::move(clients);
+  return CheckKitsFree(k);
+}
+
+// What a user runs next, with the files just written.
+void PrintUse(const CertsArgs& a) {
+  const std::string& d = a.pki.out_dir;
+  if (a.kits) {
+    std::cout << "use: copy " << KitsDir(d) << "/coordinator to " << a.kit.host
+              << " and each " << KitsDir(d) << "/client-<i> to its daemon's\n"
+              << "     machine (scp -rp), then run ./start.sh in each; "
+              << "README.txt in each says how\n"
+              << "     (keep ca.key off the machines)\n";
+    return;
   }
-  // What was made goes to stdout (it is the command's result); errors to
-  // stderr.
-  if (owner.set && ::geteuid() != 0 && owner.uid != ::geteuid()) {
-    // Refused before anything is written, so a rerun needs no --force.
-    std::cerr << "shefl certs: --owner " << owner.uid << ": giving files to another user "
-              << "needs root: run it with sudo\n";
-    return 1;
-  }
-  std::vector<std::string> written;
-  absl::Status st = MakeDevPki(o, [&written](const std::string& path) {
-    std::cout << "wrote " << path << "\n";
-    written.push_back(path);
-  });
-  if (st.ok() && owner.set) st = ChownForService(written, owner);
-  if (!st.ok()) {
-    std::cerr << "shefl certs: " << st.message() << "\n";
-    // A host the library will not put in a certificate is a usage error.
-    return st.code() == absl::StatusCode::kInvalidArgument ? 2 : 1;
-  }
-  const std::string& d = o.out_dir;
   std::cout << "use: shefl-coordinator --tls-cert " << d
             << "/server.pem --tls-key " << d << "/server.key [--tls-client-ca "
             << d << "/ca.pem] --token-file " << d << "/token\n"
@@ -149,6 +204,60 @@ int CertsCommand(const std::vector<std::string>& args) {
             << "     ([...]: mutual TLS; keep ca.key off the machines)\n"
             << "     one token per daemon: the coordinator's --token-file "
             << d << "/tokens, daemon i's " << d << "/client-<i>.token\n";
+}
+
+// The PKI, then the kits, then the owner; every file written is printed.
+absl::Status Write(const CertsArgs& a) {
+  std::vector<std::string> written;
+  auto note = [&written](const std::string& path) {
+    std::cout << "wrote " << path << "\n";
+    written.push_back(path);
+  };
+  absl::Status st = MakeDevPki(a.pki, note);
+  if (st.ok() && a.kits) st = WriteStartKits(a.kit, note);
+  if (!st.ok() || !a.owner.set) return st;
+  // The kits' folders too (0700): the user must enter them to read its
+  // files.
+  if (a.kits) {
+    written.push_back(KitsDir(a.pki.out_dir));
+    std::error_code ec;  // a folder not listed stays ours: ChownForService
+    for (const auto& kit :
+         std::filesystem::directory_iterator(written.back(), ec))
+      written.push_back(kit.path().string());
+  }
+  return ChownForService(written, a.owner);
+}
+
+}  // namespace
+
+int CertsCommand(const std::vector<std::string>& args) {
+  for (size_t i = 1; i < args.size(); ++i)
+    if (args[i] == "--help" || args[i] == "-h") {
+      std::cout << CertsUsage();
+      return 0;
+    }
+  CertsArgs a;
+  if (absl::Status st = ParseArgs(args, a); !st.ok()) {
+    std::cerr << "shefl certs: " << st.message() << "\n\n" << CertsUsage();
+    return 2;
+  }
+  // What was made goes to stdout (it is the command's result); errors to
+  // stderr.
+  if (a.owner.set && ::geteuid() != 0 && a.owner.uid != ::geteuid()) {
+    // Refused before anything is written, so a rerun needs no --force.
+    std::cerr << "shefl certs: --owner " << a.owner.uid << ": giving files to "
+              << "another user needs root: run it with sudo\n";
+    return 1;
+  }
+  absl::Status st = a.kits ? PlanKits(a) : absl::OkStatus();
+  if (st.ok()) st = Write(a);
+  if (!st.ok()) {
+    std::cerr << "shefl certs: " << st.message() << "\n";
+    // A host the library will not put in a certificate, or a kit flag
+    // whose value does not fit the config, is a usage error.
+    return st.code() == absl::StatusCode::kInvalidArgument ? 2 : 1;
+  }
+  PrintUse(a);
   return 0;
 }
 

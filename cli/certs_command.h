@@ -1,5 +1,6 @@
 // `shefl certs --out DIR --hosts a,b,c [--clients N] [--days D] [--force]`:
-// a development PKI and token for TLS and mutual TLS (common/net/certs.h).
+// a development PKI and token for TLS and mutual TLS (common/net/certs.h);
+// with --kits also a start kit per machine (cli/start_kits.h).
 #ifndef SHEFL_CLI_CERTS_COMMAND_H_
 #define SHEFL_CLI_CERTS_COMMAND_H_
 
