@@ -5,6 +5,7 @@
 #include <grpcpp/security/server_credentials.h>
 #include <grpcpp/server_builder.h>
 
+#include <algorithm>
 #include <chrono>
 #include <ctime>
 #include <filesystem>
@@ -295,12 +296,15 @@ absl::Status Coordinator::Finish(double wall) {
   // A resumed run's totals: the rounds recorded before it, then all of
   // this process's traffic.
   const std::string rounds = results_->dir() + "/rounds.jsonl";
+  // The last round done: this process's, or the checkpoint's where it ran
+  // none (a resumed run that was over already keeps its count).
+  const int64_t done = std::max(state_->current_round(), first_round_);
   ByteCounts total = prior_bytes_;
   total += state_->ledger.Total();
   nlohmann::json summary = {
       {"name", cfg.name},
       {"method", cfg.method},
-      {"rounds", state_->current_round()},
+      {"rounds", done},
       {"final_accuracy", last_eval_.ensemble_accuracy},
       {"final_model_accuracy", last_eval_.member_accuracy},
       {"final_loss", last_eval_.ensemble_nll},
@@ -323,10 +327,10 @@ absl::Status Coordinator::Finish(double wall) {
   if (rounds_to_threshold_ >= 0)
     summary["rounds_to_threshold"] = rounds_to_threshold_;
   // A stop (SIGTERM) before the last round is no end: say how it goes on.
-  const bool stopped = state_->current_round() < cfg.rounds;
+  const bool stopped = done < cfg.rounds;
   LogLine("coordinator",
           absl::StrCat(stopped ? "stopped after round " : "run over after round ",
-                       state_->current_round(),
+                       done,
                        stopped ? ": accuracy " : ": final accuracy ",
                        last_eval_.ensemble_accuracy, ", results in ", results_->dir(),
                        stopped ? " (--continue with the same --out goes on)" : ""));

@@ -135,6 +135,10 @@ TEST_CASE("a resumed run's summary keeps the accuracy of the rounds before") {
   CHECK(after["best_accuracy"] == before["best_accuracy"]);
   CHECK(after["final_model_accuracy"] == before["final_model_accuracy"]);
   CHECK(after["model_sha256"] == before["model_sha256"]);
+  // The rounds done stay those of the checkpoint, and the run is over.
+  CHECK(after["rounds"] == 3);
+  CHECK(after["rounds"] == before["rounds"]);
+  CHECK_THAT(again.output, Catch::Contains("run over after round 3"));
   CHECK(ReadJsonl(run + "/rounds.jsonl").size() == 3u);
   // The bytes of the recorded rounds are kept (payload moves only inside
   // rounds, so those totals are whole; control bytes outside any round,
