@@ -21,7 +21,8 @@ enum class SeedPurpose : uint64_t {
   kBatchOrder = 6,
   kSynthetic = 7,
   kTiers = 8,
-  kSecureSupport = 9,  // secure aggregation's explored coordinates
+  kSecureSupport = 9,   // secure aggregation's explored coordinates
+  kSecureRounding = 10,  // a client's stochastic rounding to fixed point
 };
 
 // SplitMix64 finaliser: a bijective mix with good avalanche.

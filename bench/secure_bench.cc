@@ -1,0 +1,192 @@
+// Secure aggregation's cost (common/secure/): one session of n parties for
+// one model, with K words each, and 0% or 30% of the parties dropped after
+// the shares (their masking keys rebuilt). Prints, per (n, K, dropped):
+//   party ms      one party's CPU time: keys, the n - 1 share boxes, the
+//                 boxes it takes, its masked input, its unmasking reply
+//                 (median over the parties timed);
+//   collector ms  the coordinator's: roster, box routing, the masked sum,
+//                 reconstruction and removal of the masks;
+//   party up/down what a party sends and receives, as docs/DESIGN.md's
+//                 "Secure aggregation" counts it (BytesOf below), the
+//                 upload against a plain fp32 top-k upload of the same K
+//                 on the model of d weights (index codec).
+// Usage: build/bin/secure_bench [N ...]   (default 10 100; 1000 takes
+// minutes). Medians of 3 sessions. d = 582,026 (the paper's CNN); K at 1%
+// and 10% of d.
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
+#include <random>
+#include <vector>
+
+#include "bench/bench_usage.h"
+#include "common/secure/collector.h"
+#include "common/secure/party.h"
+#include "common/sparse/codec.h"
+
+namespace shefl {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double Ms(Clock::time_point a, Clock::time_point b) {
+  return std::chrono::duration<double, std::milli>(b - a).count();
+}
+
+constexpr uint64_t kDim = 582026;
+
+struct Figures {
+  double party_ms = 0, collector_ms = 0;
+};
+
+double Median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+// One session. Parties time their own work; at n >= 300 only every tenth
+// party masks for real (the masked sum is then not the true sum, but the
+// collector's work does not depend on the values).
+Figures Session(uint32_t n, uint64_t k, bool drop) {
+  CollectorSettings s;
+  s.params.run_id = "bench";
+  s.params.round = 1;
+  s.params.scale_bits = 24;
+  s.params.clip = 0.05;
+  s.min_parties = 2;
+  s.words = k;
+  SecureCollector collector(s);
+  std::vector<std::unique_ptr<SecureParty>> parties;
+  std::vector<double> own(n, 0.0);
+  for (uint32_t i = 0; i < n; ++i) {
+    const auto t0 = Clock::now();
+    parties.push_back(*SecureParty::Create(i));
+    own[i] += Ms(t0, Clock::now());
+  }
+  double coll = 0;
+  auto t0 = Clock::now();
+  for (auto& p : parties) (void)collector.AddAdvert(p->Advert());
+  const Roster roster = *collector.CloseAdverts();
+  coll += Ms(t0, Clock::now());
+  for (uint32_t i = 0; i < n; ++i) {
+    t0 = Clock::now();
+    auto boxes = *parties[i]->ShareBoxes(roster);
+    own[i] += Ms(t0, Clock::now());
+    t0 = Clock::now();
+    (void)collector.AddBoxes(i, std::move(boxes));
+    coll += Ms(t0, Clock::now());
+  }
+  t0 = Clock::now();
+  (void)collector.CloseShares();
+  coll += Ms(t0, Clock::now());
+  const uint32_t dropped = drop ? n * 3 / 10 : 0;
+  std::mt19937_64 rng(n);
+  std::vector<uint32_t> q(k);
+  std::vector<uint32_t> timed;
+  for (uint32_t i = dropped; i < n; ++i) {
+    for (uint32_t& w : q) w = static_cast<uint32_t>(rng());
+    t0 = Clock::now();
+    auto boxes = collector.BoxesFor(i);
+    coll += Ms(t0, Clock::now());
+    t0 = Clock::now();
+    (void)parties[i]->TakeBoxes(boxes);
+    MaskedInput in;
+    if (n < 300 || i % 10 == 0) {
+      in = *parties[i]->Mask(q, 1.0);
+      timed.push_back(i);
+    } else {
+      (void)parties[i]->Mask(std::vector<uint32_t>(1), 1.0);  // cheap stand-in
+      in = MaskedInput{i, 1.0, q};
+    }
+    own[i] += Ms(t0, Clock::now());
+    t0 = Clock::now();
+    (void)collector.AddInput(in);
+    coll += Ms(t0, Clock::now());
+  }
+  t0 = Clock::now();
+  const UnmaskRequest request = *collector.CloseInputs();
+  coll += Ms(t0, Clock::now());
+  for (uint32_t i = dropped; i < n; ++i) {
+    t0 = Clock::now();
+    auto reply = parties[i]->Unmask(request);
+    own[i] += Ms(t0, Clock::now());
+    if (!reply.ok()) std::abort();
+    t0 = Clock::now();
+    (void)collector.AddReply(*reply);
+    coll += Ms(t0, Clock::now());
+  }
+  t0 = Clock::now();
+  auto sum = collector.Finish();
+  coll += Ms(t0, Clock::now());
+  if (!sum.ok()) {
+    std::fprintf(stderr, "session failed: %s\n", std::string(sum.status().message()).c_str());
+    std::exit(1);
+  }
+  std::vector<double> party;
+  for (uint32_t i : timed) party.push_back(own[i]);
+  return {Median(party), coll};
+}
+
+// Bytes one surviving party sends (up) and receives (down), by the
+// design's counts: up, its keys (64), a box a peer (100), its input
+// (4K + 16) and its reply's shares (28 a survivor's seed, 44 a dropped
+// key); down, the support in the index codec, the roster (68 a party), a
+// box a peer and the request (4 a party named).
+struct PartyBytes {
+  double up = 0, down = 0;
+};
+
+PartyBytes BytesOf(uint32_t n, uint64_t k, bool drop, double support) {
+  const uint32_t dropped = drop ? n * 3 / 10 : 0;
+  PartyBytes b;
+  b.up = 64 + 100.0 * (n - 1) + (4.0 * k + 16) + 28.0 * (n - dropped) + 44.0 * dropped;
+  b.down = support + 68.0 * n + 100.0 * (n - 1) + 4.0 * n;
+  return b;
+}
+
+// A plain fp32 top-k upload of k random coordinates, and its index part
+// alone (what the support costs in the same codec).
+std::vector<uint32_t> RandomIndices(uint64_t k) {
+  std::mt19937_64 rng(1);
+  std::vector<uint32_t> all(kDim);
+  for (uint32_t i = 0; i < kDim; ++i) all[i] = i;
+  for (uint64_t i = 0; i < k; ++i) std::swap(all[i], all[i + rng() % (kDim - i)]);
+  std::vector<uint32_t> idx(all.begin(), all.begin() + static_cast<int64_t>(k));
+  std::sort(idx.begin(), idx.end());
+  return idx;
+}
+
+}  // namespace
+}  // namespace shefl
+
+int main(int argc, char** argv) {
+  using namespace shefl;
+  const char* usage = "usage: secure_bench [N ...]   (parties; default 10 100)\n";
+  if (int code = HelpOrBadFlag(argc, argv, usage); code >= 0) return code;
+  std::vector<uint32_t> ns;
+  for (int i = 1; i < argc; ++i) ns.push_back(static_cast<uint32_t>(std::atoi(argv[i])));
+  if (ns.empty()) ns = {10, 100};
+  std::printf("| n | K | dropped | party ms | collector ms | party up B | party down B "
+              "| plain top-k up B | up ratio |\n");
+  std::printf("|---|---|---|---|---|---|---|---|---|\n");
+  for (uint32_t n : ns)
+    for (uint64_t k : {kDim / 100, kDim / 10})
+      for (bool drop : {false, true}) {
+        std::vector<double> p, c;
+        for (int rep = 0; rep < 3; ++rep) {
+          const Figures f = Session(n, k, drop);
+          p.push_back(f.party_ms);
+          c.push_back(f.collector_ms);
+        }
+        const std::vector<uint32_t> idx = RandomIndices(k);
+        const double plain = static_cast<double>(PredictEncodedSize(kDim, idx, ValueType::kFp32));
+        const PartyBytes b = BytesOf(n, k, drop, plain - 4.0 * static_cast<double>(k));
+        std::printf("| %u | %llu | %s | %.1f | %.1f | %.0f | %.0f | %.0f | %.2fx |\n", n,
+                    static_cast<unsigned long long>(k), drop ? "30%" : "0%", Median(p),
+                    Median(c), b.up, b.down, plain, b.up / plain);
+        std::fflush(stdout);
+      }
+  return 0;
+}

@@ -1,0 +1,75 @@
+#include "common/secure/secure_input.h"
+
+#include <cmath>
+
+#include "absl/strings/str_cat.h"
+#include "common/core/rng.h"
+#include "common/secure/fixed_point.h"
+
+namespace shefl {
+
+absl::Status AddClientInput(absl::Span<const float> delta, double weight,
+                            uint32_t client, const SecureEncoding& encoding,
+                            std::vector<float>* residual,
+                            std::vector<uint32_t>* q) {
+  const size_t d = delta.size(), k = encoding.support.size();
+  if (!(weight > 0 && weight <= 1))
+    return absl::InvalidArgumentError(absl::StrCat(
+        "secure aggregation: client ", client, "'s weight ", weight,
+        " is not in (0, 1]"));
+  if (!residual->empty() && residual->size() != d)
+    return absl::InvalidArgumentError(absl::StrCat(
+        "secure aggregation: client ", client, "'s residual has ",
+        residual->size(), " entries, its update ", d));
+  if (!q->empty() && q->size() != k)
+    return absl::InvalidArgumentError("secure aggregation: inputs of two sizes");
+  if (k > 0 && encoding.support.back() >= d)
+    return absl::InvalidArgumentError(absl::StrCat(
+        "secure aggregation: support coordinate ", encoding.support.back(),
+        " beyond the model's ", d));
+  // x = delta + residual: what the client owes the model.
+  std::vector<float> x(delta.begin(), delta.end());
+  if (!residual->empty())
+    for (size_t i = 0; i < d; ++i) x[i] += (*residual)[i];
+  std::vector<float> weighted(k);
+  for (size_t j = 0; j < k; ++j) {
+    const double v = x[encoding.support[j]];
+    weighted[j] = static_cast<float>(
+        weight * std::fmin(std::fmax(v, -encoding.clip), encoding.clip));
+  }
+  std::mt19937_64 rng =
+      MakeRng(encoding.seed, SeedPurpose::kSecureRounding,
+              {static_cast<uint64_t>(encoding.round), encoding.model, client});
+  auto enc = EncodeFixedPoint(weighted, encoding.clip, encoding.scale_bits, rng);
+  if (!enc.ok()) return enc.status();
+  // What was sent, in the client's own units, leaves its books; the rest
+  // (all of x off the support) stays.
+  for (size_t j = 0; j < k; ++j) {
+    const double sent = std::ldexp(static_cast<double>(static_cast<int32_t>(enc->q[j])),
+                                   -encoding.scale_bits) / weight;
+    x[encoding.support[j]] = static_cast<float>(x[encoding.support[j]] - sent);
+  }
+  *residual = std::move(x);
+  if (q->empty()) q->assign(k, 0);
+  for (size_t j = 0; j < k; ++j) (*q)[j] += enc->q[j];
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::vector<float>> SecureUpdate(absl::Span<const uint32_t> sum,
+                                                double weight_mass,
+                                                const SecureEncoding& encoding) {
+  if (sum.size() != encoding.support.size())
+    return absl::InvalidArgumentError(absl::StrCat(
+        "secure aggregation: a sum of ", sum.size(), " words for a support of ",
+        encoding.support.size()));
+  if (!(weight_mass > 0) || !std::isfinite(weight_mass))
+    return absl::InvalidArgumentError("secure aggregation: no weight survived");
+  std::vector<float> out(sum.size());
+  for (size_t j = 0; j < sum.size(); ++j)
+    out[j] = static_cast<float>(
+        std::ldexp(static_cast<double>(static_cast<int32_t>(sum[j])),
+                   -encoding.scale_bits) / weight_mass);
+  return out;
+}
+
+}  // namespace shefl

@@ -1,0 +1,57 @@
+// The two ends of a secure round's arithmetic around the masks
+// (docs/DESIGN.md, "Secure aggregation"):
+//   - a party (a daemon) turns each hosted client's update for a model into
+//     fixed-point words on the common support C_t and adds them up: its
+//     input q before masking. What a client did not send stays in its
+//     residual (error feedback): everything outside C_t, and on C_t what
+//     clipping and rounding took off, in the client's own units;
+//   - the coordinator turns the unmasked sum back into the model's update
+//     on C_t: the sum read as fixed point, divided by the weight mass of
+//     the parties that survived.
+// Without masks the same two steps give the same floats bit for bit
+// (masks cancel exactly mod 2^32), whatever the packing of clients into
+// parties and the order of arrival: each client's rounding draws from its
+// own generator.
+// Thread-safe: free functions; each call's generator is its own.
+#ifndef SHEFL_COMMON_SECURE_SECURE_INPUT_H_
+#define SHEFL_COMMON_SECURE_SECURE_INPUT_H_
+
+#include <cstdint>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/types/span.h"
+
+namespace shefl {
+
+// What every party of a (round, model) agrees on.
+struct SecureEncoding {
+  std::vector<uint32_t> support;  // C_t, ascending coordinates
+  double clip = 0;                // c: each value is clipped to [-c, c]
+  int scale_bits = 24;            // f
+  uint64_t seed = 0;              // the run's seed
+  int64_t round = 0;
+  uint32_t model = 0;
+};
+
+// Adds client `client`'s contribution to the party's input `q` (K words,
+// zero-sized before the first): round(weight * clip(x) * 2^f) on C_t,
+// x = delta + residual. `residual` (d floats, the client's error-feedback
+// memory; empty means zeros) becomes x minus what was sent, so nothing
+// leaves the client's books. `weight` is the public weight the
+// coordinator gave the client's task, in (0, 1].
+absl::Status AddClientInput(absl::Span<const float> delta, double weight,
+                            uint32_t client, const SecureEncoding& encoding,
+                            std::vector<float>* residual,
+                            std::vector<uint32_t>* q);
+
+// The model's update on C_t from the unmasked sum of the survivors' inputs
+// and their weight mass (values in support order).
+absl::StatusOr<std::vector<float>> SecureUpdate(absl::Span<const uint32_t> sum,
+                                                double weight_mass,
+                                                const SecureEncoding& encoding);
+
+}  // namespace shefl
+
+#endif  // SHEFL_COMMON_SECURE_SECURE_INPUT_H_
