@@ -30,20 +30,21 @@ PACKAGES=(
 # The tests and benchmarks, and the tools they run: network namespaces,
 # libFuzzer, Prometheus, compose and podman, Ansible and systemd's
 # analyzers, gnuplot (shefl report's plots), and the Python client's
-# suite (numpy, PyYAML, gRPC and protobuf for Python; mypy and typeshed's
+# suite (numpy, PyYAML, gRPC, protobuf and cryptography for Python; mypy and typeshed's
 # stubs for its type check; clang-format for the include order).
 TEST_PACKAGES=(
   catch2 libbenchmark-dev git iproute2
   python3-numpy python3-yaml python3-grpcio python3-protobuf python3-torch
-  python3-pip python3-venv python3-setuptools python3-wheel mypy python3-typeshed
+  python3-cryptography python3-pip python3-venv python3-setuptools python3-wheel mypy python3-typeshed
   clang-14 libclang-rt-14-dev clang-format
   prometheus docker-compose ansible systemd gnuplot-nox
   podman podman-compose runc debootstrap containernetworking-plugins
   golang-github-containernetworking-plugin-dnsname dnsmasq-base iptables
 )
 # The Python client (python/, docs/PYTHON.md): PyTorch, gRPC and protobuf
-# for Python, and numpy.
-PYTHON_PACKAGES=(python3-torch python3-grpcio python3-protobuf python3-numpy)
+# for Python, numpy, and cryptography (secure aggregation's primitives).
+PYTHON_PACKAGES=(python3-torch python3-grpcio python3-protobuf python3-numpy
+                 python3-cryptography)
 WITH_PYTHON=0
 if [ "$MODE" = run ]; then
   for a in "$@"; do

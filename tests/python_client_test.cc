@@ -9,7 +9,8 @@
 // per-daemon token; mixed runs of C++ daemons and Python clients started
 // by `shefl run --python-clients` finish with equal books and the C++-only
 // run's models; kill -9 of a Python client is survived; `pip install
-// ./python` works offline; `mypy --strict` finds no type error.
+// ./python` works offline; `mypy --strict` finds no type error; secure
+// aggregation's primitives and party give the C++ library's bytes.
 #include <fstream>
 #include <string>
 #include <vector>
@@ -80,6 +81,28 @@ TEST_CASE("python: the package has no import cycle and imports its gRPC modules 
                                   "test_generated_imports_are_made_relative",
                                   "test_models_have_the_cpp_layouts",
                                   "test_auto_resolves_as_the_cpp_daemon_does"});
+}
+
+// The Python party of secure aggregation (shefl_client.secure_*) against
+// the published vectors, the values tests/secure_masks_test.cc pins and
+// values common/secure/ computed for fixed keys (a box it sealed, shares
+// it split, its masked inputs and fixed-point words), then whole sessions.
+TEST_CASE("python: secure aggregation's primitives and party equal the C++ ones") {
+  RunPythonTests("test_secure",
+                 {"test_x25519_iterated_1_and_1000_times_gives_rfc7748s_values",
+                  "test_hkdf_sha256_gives_rfc5869s_test_cases_1_to_3",
+                  "test_aes_256_ctr_gives_nist_sp800_38a_f55",
+                  "test_aes_256_gcm_seals_and_opens_gcm_test_case_16",
+                  "test_session_id_mask_keys_and_streams_are_the_cpp_pinned_values",
+                  "test_the_session_encoding_is_the_cpp_bytes",
+                  "test_masked_inputs_are_the_cpp_words_and_unmask_with_a_drop",
+                  "test_cpp_shares_parse_reconstruct_and_serialise_back",
+                  "test_a_cpp_share_box_opens_and_python_seals_the_same_bytes",
+                  "test_the_fixed_point_encoding_of_a_seed_is_the_cpp_one",
+                  "test_every_t_subset_reconstructs_for_n_5_t_3_and_n_10_t_7",
+                  "test_pairwise_masks_cancel_mod_2_32_for_n_2_3_and_20",
+                  "test_30_percent_dropped_at_any_stage_gives_the_survivors_exact_sum",
+                  "test_a_party_refuses_a_request_that_would_reveal_an_input"});
 }
 
 TEST_CASE("python: pip install ./python works offline") {

@@ -34,7 +34,8 @@ TEST_CASE("run mode installs and builds the Python client's needs only for --pyt
   const auto python = Setup("SHEFL_SETUP=run", "configs/quick.yaml --python-clients 0-4");
   INFO(python.output);
   REQUIRE(python.exit_code == 0);
-  for (const char* p : {"python3-torch", "python3-grpcio", "python3-protobuf", "python3-numpy"})
+  for (const char* p : {"python3-torch", "python3-grpcio", "python3-protobuf", "python3-numpy",
+                        "python3-cryptography"})
     CHECK_THAT(python.output, Catch::Contains(p));
   CHECK_THAT(python.output, Catch::Contains("shefl_python_stubs"));
   CHECK(Setup("SHEFL_SETUP=run", "--python-clients=0-1").output.find("python3-torch") !=

@@ -152,7 +152,11 @@ absl::Status SecureParty::CheckRequest(const UnmaskRequest& r) const {
   return absl::OkStatus();
 }
 
-absl::StatusOr<UnmaskReply> SecureParty::Unmask(const UnmaskRequest& request) {
+absl::StatusOr<UnmaskReply> SecureParty::Unmask(const UnmaskRequest& asked) {
+  // The same request means the same sets, in whatever order.
+  UnmaskRequest request = asked;
+  std::sort(request.survivors.begin(), request.survivors.end());
+  std::sort(request.dropped.begin(), request.dropped.end());
   if (answered_ && (answered_->survivors != request.survivors ||
                     answered_->dropped != request.dropped))
     return absl::PermissionDeniedError(
