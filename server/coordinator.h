@@ -11,6 +11,7 @@
 #include <grpcpp/server.h>
 
 #include <atomic>
+#include <chrono>
 #include <future>
 #include <map>
 #include <memory>
@@ -53,6 +54,8 @@ class Coordinator {
   const std::string& results_dir() const { return results_->dir(); }
 
  private:
+  // Seconds since `t` on the steady clock (round and wait timings).
+  static double Since(std::chrono::steady_clock::time_point t);
   Coordinator() = default;
   absl::Status StartServers(
       const CoordinatorOptions& options,

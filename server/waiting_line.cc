@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 
 namespace shefl {
 
@@ -24,6 +25,14 @@ std::string WaitingLine(int64_t connected, int64_t total,
                   " each: start ", more, " more like them (", all,
                   " in all; compose: --scale daemon=", all, ")");
   return line;
+}
+
+std::string ClientList(const std::vector<int64_t>& clients) {
+  constexpr size_t kShown = 32;
+  if (clients.size() <= kShown) return absl::StrJoin(clients, ",");
+  return absl::StrCat(
+      absl::StrJoin(clients.begin(), clients.begin() + kShown, ","), ",... (",
+      clients.size(), " clients)");
 }
 
 }  // namespace shefl

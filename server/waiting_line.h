@@ -18,6 +18,11 @@ std::string WaitingLine(int64_t connected, int64_t total,
                         const std::string& need,
                         const std::vector<int64_t>& hosted);
 
+// Client ids for a log line. A cohort of thousands would make a line of
+// kilobytes a round: its first 32 ids and the count (rounds.jsonl has
+// them all).
+std::string ClientList(const std::vector<int64_t>& clients);
+
 }  // namespace shefl
 
 #endif  // SHEFL_SERVER_WAITING_LINE_H_

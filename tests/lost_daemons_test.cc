@@ -74,6 +74,11 @@ TEST_CASE("the registry says which daemons are missing, since when, and who host
   CHECK(missing.daemons[0].silent_s < 0.25);
   CHECK(missing.unhosted_silent_s >= 0.3);
   CHECK(missing.shortest_silence_s() == missing.daemons[0].silent_s);
+  // The poll before a round asks for the silences alone: no client lists.
+  const auto silences = registry.MissingNow(/*with_clients=*/false);
+  REQUIRE(silences.daemons.size() == 1);
+  CHECK(silences.daemons[0].clients.empty());
+  CHECK(silences.shortest_silence_s() >= missing.shortest_silence_s());
   CHECK(registry.SilentSeconds(2) >= 0);
   CHECK(registry.SilentSeconds(2) < 0.25);
 

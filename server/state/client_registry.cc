@@ -373,15 +373,15 @@ double ClientRegistry::Missing::shortest_silence_s() const {
   return std::max(s, 0.0);
 }
 
-ClientRegistry::Missing ClientRegistry::MissingNow() const {
+ClientRegistry::Missing ClientRegistry::MissingNow(bool with_clients) const {
   MutexLock lock(mu_);
   Missing out;
   int64_t hosted = 0;
   for (const auto& [name, s] : by_name_) {
     hosted += static_cast<int64_t>(s->clients.size());
     if (!s->feed_open)
-      out.daemons.push_back(
-          {name, s->clients, SecondsSince(s->feed_changed), s->feed_was_open});
+      out.daemons.push_back({name, with_clients ? s->clients : std::vector<int64_t>{},
+                             SecondsSince(s->feed_changed), s->feed_was_open});
   }
   out.unhosted = num_clients_ - hosted;
   out.unhosted_silent_s = SecondsSince(created_);

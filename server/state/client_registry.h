@@ -144,7 +144,10 @@ class ClientRegistry {
     // The shortest silence among them (the latest to go); 0 when none.
     double shortest_silence_s() const;
   };
-  Missing MissingNow() const;
+  // `with_clients` false leaves each daemon's client list empty: a poll
+  // that needs the silences only (the wait before a round, every 50 ms)
+  // copies no list.
+  Missing MissingNow(bool with_clients = true) const;
   // Seconds `client`'s daemon has been gone as MissingNow counts them; -1
   // while its feed is open.
   double SilentSeconds(int64_t client) const;
