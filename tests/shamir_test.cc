@@ -131,6 +131,38 @@ TEST_CASE(
   }
 }
 
+TEST_CASE("one rebuilder at t points reconstructs every secret shared there") {
+  // As the coordinator does: the same t replies give many secrets.
+  std::mt19937_64 rng(7);
+  const uint32_t t = 7, n = 10;
+  std::vector<size_t> idx(n);
+  std::iota(idx.begin(), idx.end(), 0);
+  std::shuffle(idx.begin(), idx.end(), rng);
+  idx.resize(t);
+  std::vector<uint32_t> xs;
+  for (size_t i : idx) xs.push_back(static_cast<uint32_t>(i + 1));
+  absl::StatusOr<ShamirRebuilder> r = ShamirRebuilder::ForPoints(xs);
+  REQUIRE(r.ok());
+  for (size_t size : {16, 32, 16, 32}) {
+    const Bytes secret = RandomBytes(rng, size);
+    auto shares = ShamirSplit(secret, t, n);
+    REQUIRE(shares.ok());
+    const std::vector<ShamirShare> picked = Pick(*shares, idx);
+    auto back = r->Reconstruct(picked, size);
+    REQUIRE(back.ok());
+    CHECK(*back == secret);
+    CHECK(*back == *ShamirReconstruct(picked, t, size));
+    // Shares in another order than the points, or one short, are refused.
+    std::vector<ShamirShare> swapped = picked;
+    std::swap(swapped[0], swapped[1]);
+    CHECK(!r->Reconstruct(swapped, size).ok());
+    CHECK(!r->Reconstruct(absl::MakeConstSpan(picked).subspan(1), size).ok());
+  }
+  CHECK(!ShamirRebuilder::ForPoints({1, 2, 2}).ok());
+  CHECK(!ShamirRebuilder::ForPoints({0, 1}).ok());
+  CHECK(!ShamirRebuilder::ForPoints({}).ok());
+}
+
 TEST_CASE("secrets with the high bytes of every chunk set come back whole") {
   for (uint8_t fill : {0x00, 0xff, 0x80}) {
     const Bytes secret(32, fill);

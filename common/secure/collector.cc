@@ -165,23 +165,34 @@ absl::StatusOr<SecureSum> SecureCollector::Finish() const {
   if (replies_.size() < t)
     return absl::FailedPreconditionError(absl::StrCat(
         "secure aggregation: ", replies_.size(), " unmasking replies, t = ", t, " needed"));
-  const auto shares_of = [this](uint32_t v, bool seed) {
+  // Any t replies do: the first t, whose points fix the Lagrange weights
+  // once for every secret (at n = 1,000 that is what makes it seconds).
+  std::vector<const UnmaskReply*> used;
+  std::vector<uint32_t> xs;
+  for (const auto& [party, r] : replies_) {
+    if (used.size() == t) break;
+    used.push_back(&r);
+    xs.push_back(r.seed_shares.begin()->second.x);
+  }
+  auto rebuilder = ShamirRebuilder::ForPoints(xs);
+  if (!rebuilder.ok()) return rebuilder.status();
+  const auto shares_of = [&used](uint32_t v, bool seed) {
     std::vector<ShamirShare> out;
-    for (const auto& [party, r] : replies_)
-      out.push_back(seed ? r.seed_shares.at(v) : r.key_shares.at(v));
+    for (const UnmaskReply* r : used)
+      out.push_back(seed ? r->seed_shares.at(v) : r->key_shares.at(v));
     return out;
   };
   std::map<uint32_t, SelfSeed> seeds;
   std::map<uint32_t, Key32> survivor_public;
   for (uint32_t v : request_.survivors) {
-    auto b = ShamirReconstruct(shares_of(v, true), t, kSelfSeedBytes);
+    auto b = rebuilder->Reconstruct(shares_of(v, true), kSelfSeedBytes);
     if (!b.ok()) return b.status();
     std::copy(b->begin(), b->end(), seeds[v].begin());
     survivor_public[v] = adverts_.at(v).mask_public;
   }
   std::map<uint32_t, Key32> dropped_private;
   for (uint32_t d : request_.dropped) {
-    auto s = ShamirReconstruct(shares_of(d, false), t, 32);
+    auto s = rebuilder->Reconstruct(shares_of(d, false), 32);
     if (!s.ok()) return s.status();
     auto pair = X25519KeyPairFromPrivate(*s);
     if (!pair.ok()) return pair.status();

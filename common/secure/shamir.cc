@@ -98,6 +98,29 @@ absl::Status CheckShares(absl::Span<const ShamirShare> shares, uint32_t t,
   return absl::OkStatus();
 }
 
+// The secret whose chunks are sum_i w0[i] y_i[c] (w0: the weights at 0
+// of the shares' points); DataLoss when a chunk comes back too large, as
+// shares of different sharings would give.
+absl::StatusOr<Bytes> SecretFromWeights(const std::vector<uint64_t>& w0,
+                                        absl::Span<const ShamirShare> base,
+                                        size_t secret_bytes) {
+  Bytes secret(secret_bytes);
+  for (size_t c = 0; c < ShamirChunks(secret_bytes); ++c) {
+    uint64_t v = Combine(w0, base, c);
+    const size_t begin = c * kShamirChunkBytes;
+    const size_t len = std::min(kShamirChunkBytes, secret_bytes - begin);
+    if (v >> (8 * len) != 0) {
+      OPENSSL_cleanse(secret.data(), secret.size());
+      return absl::DataLossError(
+          "Shamir: the shares do not come from one sharing of a secret of "
+          "this size (a chunk came back too large)");
+    }
+    for (size_t i = 0; i < len; ++i, v >>= 8)
+      secret[begin + i] = static_cast<uint8_t>(v);
+  }
+  return secret;
+}
+
 }  // namespace
 
 absl::StatusOr<std::vector<ShamirShare>> ShamirSplit(ByteView secret,
@@ -145,22 +168,35 @@ absl::StatusOr<Bytes> ShamirReconstruct(absl::Span<const ShamirShare> shares,
             "Shamir: the share at x = ", shares[k].x,
             " does not lie on the polynomial of the first t shares"));
   }
-  const std::vector<uint64_t> w0 = LagrangeWeights(xs, 0);
-  Bytes secret(secret_bytes);
-  for (size_t c = 0; c < chunks; ++c) {
-    uint64_t v = Combine(w0, base, c);
-    const size_t begin = c * kShamirChunkBytes;
-    const size_t len = std::min(kShamirChunkBytes, secret_bytes - begin);
-    if (v >> (8 * len) != 0) {
-      OPENSSL_cleanse(secret.data(), secret.size());
-      return absl::DataLossError(
-          "Shamir: the shares do not come from one sharing of a secret of "
-          "this size (a chunk came back too large)");
-    }
-    for (size_t i = 0; i < len; ++i, v >>= 8)
-      secret[begin + i] = static_cast<uint8_t>(v);
-  }
-  return secret;
+  return SecretFromWeights(LagrangeWeights(xs, 0), base, secret_bytes);
+}
+
+absl::StatusOr<ShamirRebuilder> ShamirRebuilder::ForPoints(
+    const std::vector<uint32_t>& xs) {
+  std::set<uint32_t> seen;
+  for (uint32_t x : xs)
+    if (x == 0 || !seen.insert(x).second)
+      return absl::InvalidArgumentError(
+          "Shamir: the points must be distinct and not 0");
+  if (xs.empty()) return absl::InvalidArgumentError("Shamir: no points");
+  ShamirRebuilder r;
+  r.xs_ = xs;
+  r.w0_ = LagrangeWeights(std::vector<uint64_t>(xs.begin(), xs.end()), 0);
+  return r;
+}
+
+absl::StatusOr<Bytes> ShamirRebuilder::Reconstruct(
+    absl::Span<const ShamirShare> shares, size_t secret_bytes) const {
+  const uint32_t t = static_cast<uint32_t>(xs_.size());
+  if (shares.size() != t)
+    return absl::InvalidArgumentError(absl::StrCat(
+        "Shamir: ", shares.size(), " shares for ", t, " points"));
+  if (absl::Status s = CheckShares(shares, t, secret_bytes); !s.ok()) return s;
+  for (size_t i = 0; i < t; ++i)
+    if (shares[i].x != xs_[i])
+      return absl::InvalidArgumentError(absl::StrCat(
+          "Shamir: share ", i, " is at x = ", shares[i].x, ", not ", xs_[i]));
+  return SecretFromWeights(w0_, shares, secret_bytes);
 }
 
 absl::StatusOr<uint64_t> LagrangeAt(absl::Span<const uint64_t> xs,

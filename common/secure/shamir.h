@@ -44,6 +44,25 @@ absl::StatusOr<Bytes> ShamirReconstruct(absl::Span<const ShamirShare> shares,
 absl::StatusOr<uint64_t> LagrangeAt(absl::Span<const uint64_t> xs,
                                     absl::Span<const uint64_t> ys, uint64_t z);
 
+// Many secrets from shares at the same t points: the coordinator rebuilds
+// every survivor's seed and every dropped party's key from one set of t
+// replies. The Lagrange weights at 0 are computed once, O(t^2); each
+// secret then costs O(t) a chunk (ShamirReconstruct pays O(t^2) a call,
+// and more for each share beyond t, which it checks). Thread-compatible.
+class ShamirRebuilder {
+ public:
+  // `xs`: the t distinct points (none 0) the shares will come from.
+  static absl::StatusOr<ShamirRebuilder> ForPoints(const std::vector<uint32_t>& xs);
+  // The `secret_bytes`-byte secret from exactly t shares at those points,
+  // in that order; the other refusals as ShamirReconstruct's.
+  absl::StatusOr<Bytes> Reconstruct(absl::Span<const ShamirShare> shares,
+                                    size_t secret_bytes) const;
+
+ private:
+  std::vector<uint32_t> xs_;
+  std::vector<uint64_t> w0_;
+};
+
 }  // namespace shefl
 
 #endif  // SHEFL_COMMON_SECURE_SHAMIR_H_
