@@ -139,8 +139,8 @@ struct KitFile {
 class KitWriter {
  public:
   KitWriter(std::string dir, std::string pki,
-            const std::function<void(const std::string&)>& on_file)
-      : dir_(std::move(dir)), pki_(std::move(pki)), on_file_(on_file) {}
+            std::function<void(const std::string&)> on_file)
+      : dir_(std::move(dir)), pki_(std::move(pki)), on_file_(std::move(on_file)) {}
 
   absl::Status Write(const std::string& name, const std::string& text,
                      mode_t mode) {
@@ -166,7 +166,7 @@ class KitWriter {
 
  private:
   std::string dir_, pki_;
-  const std::function<void(const std::string&)>& on_file_;
+  std::function<void(const std::string&)> on_file_;
 };
 
 bool IsIpv6(const std::string& host) {

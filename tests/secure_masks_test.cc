@@ -378,6 +378,26 @@ struct Member {
   std::map<uint32_t, PeerShares> held;  // from party id: its shares for me
 };
 
+// n members with fresh keys and seeds, ids first_id, first_id + step, ...,
+// and the session parameters with them as the roster.
+std::vector<Member> NewMembers(uint32_t n, uint32_t t, uint32_t first_id,
+                               uint32_t step, SessionParams* params) {
+  std::vector<Member> m(n);
+  *params = KatParams();
+  params->roster.clear();
+  for (uint32_t i = 0; i < n; ++i) {
+    m[i].id = first_id + step * i;
+    m[i].index = i;
+    m[i].c = *GenerateX25519KeyPair();
+    m[i].s = *GenerateX25519KeyPair();
+    m[i].b = *GenerateSelfSeed();
+    params->roster.push_back(m[i].id);
+  }
+  params->n = n;
+  params->t = t;
+  return m;
+}
+
 // Runs the share stage of a session through share boxes: every member
 // splits b and s_sk and seals each peer's shares; every peer opens its box.
 void ExchangeShares(std::vector<Member>& m, uint32_t t, const SessionId& sid) {
@@ -415,19 +435,8 @@ TEST_CASE("with 3 of 10 dropped, 7 survivors' shares recover the exact sum") {
   const int f = 24;
   const double clip = 1.0;
   REQUIRE(CheckFixedPointConfig(n, clip, f).ok());
-  std::vector<Member> m(n);
-  SessionParams params = KatParams();
-  params.roster.clear();
-  for (uint32_t i = 0; i < n; ++i) {
-    m[i].id = 101 + 3 * i;
-    m[i].index = i;
-    m[i].c = *GenerateX25519KeyPair();
-    m[i].s = *GenerateX25519KeyPair();
-    m[i].b = *GenerateSelfSeed();
-    params.roster.push_back(m[i].id);
-  }
-  params.n = n;
-  params.t = t;
+  SessionParams params;
+  std::vector<Member> m = NewMembers(n, t, 101, 3, &params);
   params.scale_bits = f;
   params.clip = clip;
   const SessionId sid = Sid(params);
@@ -516,19 +525,8 @@ TEST_CASE("with 3 of 10 dropped, 7 survivors' shares recover the exact sum") {
 
 TEST_CASE("with 4 of 10 dropped, 6 survivors cannot rebuild a key") {
   const uint32_t n = 10, t = 7;
-  std::vector<Member> m(n);
-  SessionParams params = KatParams();
-  params.roster.clear();
-  for (uint32_t i = 0; i < n; ++i) {
-    m[i].id = 201 + i;
-    m[i].index = i;
-    m[i].c = *GenerateX25519KeyPair();
-    m[i].s = *GenerateX25519KeyPair();
-    m[i].b = *GenerateSelfSeed();
-    params.roster.push_back(m[i].id);
-  }
-  params.n = n;
-  params.t = t;
+  SessionParams params;
+  std::vector<Member> m = NewMembers(n, t, 201, 1, &params);
   const SessionId sid = Sid(params);
   ExchangeShares(m, t, sid);
   const std::set<uint32_t> dropped = {0, 3, 4, 8};

@@ -93,8 +93,9 @@ std::map<std::string, double> ParseMetrics(const std::string& text) {
     if (space == std::string::npos) continue;
     // Without the run label every series carries (one endpoint, one run).
     std::string series = line.substr(0, space);
-    series = std::regex_replace(series, std::regex(R"(\{run="[^"]*"\})"), "");
-    series = std::regex_replace(series, std::regex(R"(\{run="[^"]*",)"), "{");
+    static const std::regex only(R"(\{run="[^"]*"\})"), first(R"(\{run="[^"]*",)");
+    series = std::regex_replace(series, only, "");
+    series = std::regex_replace(series, first, "{");
     out[series] = std::strtod(line.c_str() + space + 1, nullptr);
   }
   return out;

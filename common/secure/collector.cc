@@ -93,26 +93,25 @@ absl::Status SecureCollector::AddBoxes(uint32_t from, std::vector<ShareBox> boxe
     return absl::InvalidArgumentError(absl::StrCat(
         "secure aggregation: party ", from,
         "'s boxes are not one for each other party of the roster"));
-  if (!boxes_.emplace(from, std::move(boxes)).second)
+  if (!sharers_.insert(from).second)
     return absl::AlreadyExistsError(
         absl::StrCat("secure aggregation: party ", from, " sent its boxes twice"));
+  // Filed by recipient as they come, so handing a party its boxes is one
+  // lookup, not a pass over all n^2.
+  for (ShareBox& b : boxes) inbox_[b.to].push_back(std::move(b));
   return absl::OkStatus();
 }
 
 absl::StatusOr<std::vector<uint32_t>> SecureCollector::CloseShares() {
   if (auto st = InStage(Stage::kShares, "closing the shares"); !st.ok()) return st;
-  for (const auto& [id, boxes] : boxes_) sharers_.insert(id);
   if (sharers_.size() < settings_.params.t) return Abandon("the shares", sharers_.size());
   stage_ = Stage::kInputs;
   return std::vector<uint32_t>(sharers_.begin(), sharers_.end());
 }
 
 std::vector<ShareBox> SecureCollector::BoxesFor(uint32_t party) const {
-  std::vector<ShareBox> out;
-  for (const auto& [from, boxes] : boxes_)
-    for (const ShareBox& b : boxes)
-      if (b.to == party) out.push_back(b);
-  return out;
+  const auto it = inbox_.find(party);
+  return it == inbox_.end() ? std::vector<ShareBox>() : it->second;
 }
 
 absl::Status SecureCollector::AddInput(const MaskedInput& input) {

@@ -78,8 +78,8 @@ class SecureCollector {
   bool abandoned_ = false;
   SessionId sid_{};
   std::map<uint32_t, KeyAdvert> adverts_;
-  std::map<uint32_t, std::vector<ShareBox>> boxes_;  // by sender
-  std::set<uint32_t> sharers_;                         // closed stage 2
+  std::set<uint32_t> sharers_;                       // sent their boxes
+  std::map<uint32_t, std::vector<ShareBox>> inbox_;  // by recipient
   std::map<uint32_t, double> weights_;                 // by input sender
   std::vector<uint32_t> sum_;
   UnmaskRequest request_;
