@@ -185,8 +185,19 @@ absl::Status Daemon::Prepare(const std::string& config_yaml) {
     LogLine(o_.name, absl::StrCat((*local)->residuals_loaded(),
                                   " error-feedback residuals restored from ",
                                   o_.state_dir, "/residuals"));
+  if (config->aggregation.secure != "off") {
+    SecureSessions::Parts sp;
+    sp.name = o_.name;
+    sp.books = books_.get();
+    sp.residuals = (*local)->residuals();
+    sp.dim = static_cast<uint64_t>((*local)->dim());
+    sp.seed = config->seed;
+    sp.masked = config->aggregation.secure == "common_support";
+    secure_ = std::make_unique<SecureSessions>(std::move(sp));
+  }
   TaskTrainer::Parts parts;
   parts.name = o_.name;
+  parts.secure = secure_.get();
   parts.local = std::move(*local);
   parts.adversary = adversary_;
   parts.queue = queue_.get();

@@ -32,6 +32,7 @@
 #include "client/daemon_metrics.h"
 #include "client/model_download.h"
 #include "client/round_books.h"
+#include "client/secure_sessions.h"
 #include "client/task_queue.h"
 #include "client/task_trainer.h"
 #include "client/task_uploader.h"
@@ -98,7 +99,8 @@ class Daemon {
   v1::TaskFeedRequest FeedRequest(const std::string& session_id) const;
   void BookFeedRequest(const v1::TaskFeedRequest& req);
   // Reads the feed to its end; true when the coordinator ended the run.
-  bool ReadFeed(grpc::ClientReaderInterface<v1::FeedMessage>* reader);
+  bool ReadFeed(grpc::ClientReaderInterface<v1::FeedMessage>* reader,
+                const CoordinatorLink& link);
   void AcceptTask(v1::Task task);
   void WorkLoop(const CoordinatorLink& link, int slot);
   void HeartbeatLoop(const CoordinatorLink& link, grpc::ClientContext* feed_ctx);
@@ -127,6 +129,8 @@ class Daemon {
   std::unique_ptr<TaskUploader> uploader_;
   std::unique_ptr<TaskQueue> queue_;
   std::unique_ptr<TaskTrainer> trainer_;  // set by Prepare
+  // aggregation.secure: this daemon's parties (set by Prepare); or null.
+  std::unique_ptr<SecureSessions> secure_;
 };
 
 }  // namespace shefl

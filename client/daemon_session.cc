@@ -35,7 +35,7 @@ absl::StatusOr<Daemon::SessionEnd> Daemon::Session(
     workers.emplace_back([this, &link, slot] { WorkLoop(link, slot); });
   last_heard_ns_ = SteadyNs();
   std::thread beat([this, &link, &feed_ctx] { HeartbeatLoop(link, &feed_ctx); });
-  const bool shutdown = ReadFeed(reader.get());
+  const bool shutdown = ReadFeed(reader.get(), link);
   if (!shutdown) feed_ctx.TryCancel();
   reader->Finish();
   queue_->Close();
@@ -141,15 +141,19 @@ void Daemon::BookFeedRequest(const v1::TaskFeedRequest& req) {
       << "\n";
 }
 
-bool Daemon::ReadFeed(grpc::ClientReaderInterface<v1::FeedMessage>* reader) {
+bool Daemon::ReadFeed(grpc::ClientReaderInterface<v1::FeedMessage>* reader,
+                      const CoordinatorLink& link) {
   v1::FeedMessage msg;
   while (!stop_ && reader->Read(&msg)) {
     last_heard_ns_ = SteadyNs();
-    books_->Book(FeedRound(msg, known_round_), FeedClient(msg), kNoModel,
+    books_->Book(FeedRound(msg, known_round_), FeedClient(msg), FeedModel(msg),
                  Direction::kDown, Traffic::kControl, WireSize(msg));
     if (msg.has_task()) {
       AcceptTask(msg.task());
+    } else if (*SecureStage(msg) != '\0') {
+      if (secure_) secure_->OnFeed(link, msg);
     } else if (msg.has_round_end()) {
+      if (secure_) secure_->RoundEnded(msg.round_end().round());
       queue_->PushRoundEnd(static_cast<int64_t>(msg.round_end().round()));
     } else if (msg.has_shutdown()) {
       LogLine(o_.name, absl::StrCat("coordinator ended the run (",

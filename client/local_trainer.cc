@@ -117,9 +117,17 @@ absl::StatusOr<TrainedUpdate> LocalTrainer::Package(
   at::Tensor delta = Flatten(net) - global_flat;
   if (adversary_) adversary_->TamperDelta(&delta);
   TrainedUpdate out;
-  auto encoded = compressor_->Compress(client, model, round, delta, k, &out.nnz);
-  if (!encoded.ok()) return encoded.status();
-  out.encoded = std::move(*encoded);
+  if (config_.aggregation.secure != "off") {
+    const at::Tensor host = delta.to(at::kCPU).contiguous();
+    out.dense.assign(host.data_ptr<float>(),
+                     host.data_ptr<float>() + host.numel());
+    out.nnz = out.dense.size();
+  } else {
+    auto encoded =
+        compressor_->Compress(client, model, round, delta, k, &out.nnz);
+    if (!encoded.ok()) return encoded.status();
+    out.encoded = std::move(*encoded);
+  }
   out.num_samples = shards_.at(client).size();
   out.train_loss = stats.mean_loss;
   out.train_seconds = stats.seconds;

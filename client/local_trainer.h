@@ -40,6 +40,10 @@ struct TaskSettings {
 
 struct TrainedUpdate {
   std::string encoded;      // common/sparse/codec.h encoding of the sparse delta
+  // aggregation.secure: the whole delta (d floats) instead, for the
+  // daemon's secure session (client/secure_sessions.h), which applies the
+  // residual itself.
+  std::vector<float> dense;
   uint64_t nnz = 0;
   uint64_t num_samples = 0;
   double train_loss = 0;
@@ -99,6 +103,8 @@ class LocalTrainer {
     return compressor_->Settle(client, model, round, accepted);
   }
   int residuals_loaded() const { return residuals_loaded_; }
+  // The error-feedback residuals; null when error feedback is off.
+  ResidualBook* residuals() const { return compressor_->residuals(); }
   // A lying daemon (client/adversary.h); before the first Train only.
   void SetAdversary(std::optional<Adversary> a) { adversary_ = std::move(a); }
 

@@ -70,7 +70,7 @@ void TaskTrainer::RunStacked(const CoordinatorLink& link,
       p_.local->TrainCohort(items);
   for (size_t i = 0; i < ready.size(); ++i) {
     if (!updates[i].ok()) {
-      Fail(*ready[i], "", updates[i].status());
+      Fail(link, *ready[i], "", updates[i].status());
       continue;
     }
     Deliver(link, *ready[i], *updates[i]);
@@ -85,7 +85,7 @@ void TaskTrainer::RunOne(const CoordinatorLink& link, const WorkItem& w,
   auto update = p_.local->Train(slot, w.task->client_id(), mt.model_id(),
                                 **global, static_cast<int64_t>(mt.k()),
                                 SettingsOf(*w.task));
-  if (!update.ok()) return Fail(w, "", update.status());
+  if (!update.ok()) return Fail(link, w, "", update.status());
   Deliver(link, w, *update);
 }
 
@@ -96,12 +96,12 @@ std::optional<ModelCache::Weights> TaskTrainer::Begin(
   const v1::Task& task = *w.task;
   const v1::ModelTask& mt = w.model();
   if (p_.queue->RoundClosed(w.round())) {
-    Fail(w, "skipped: ",
+    Fail(link, w, "skipped: ",
          absl::CancelledError(absl::StrCat("round ", task.round(), " is over")));
     return std::nullopt;
   }
   if (p_.adversary && p_.adversary->Stalls()) {
-    Fail(w, "", absl::CancelledError("--adversary stall: not answered"));
+    Fail(link, w, "", absl::CancelledError("--adversary stall: not answered"));
     return std::nullopt;
   }
   p_.queue->AwaitTaskBurst();
@@ -112,7 +112,7 @@ std::optional<ModelCache::Weights> TaskTrainer::Begin(
                                     static_cast<uint64_t>(p_.local->dim()));
       });
   if (!global.ok()) {
-    Fail(w, "download failed: ", global.status());
+    Fail(link, w, "download failed: ", global.status());
     return std::nullopt;
   }
   return *std::move(global);
@@ -128,14 +128,24 @@ void TaskTrainer::Deliver(const CoordinatorLink& link, const WorkItem& w,
           ? static_cast<uint64_t>(ts.local_steps * ts.batch_size)
           : update.num_samples *
                 static_cast<uint64_t>(std::max<int64_t>(1, ts.local_epochs)));
+  if (p_.secure) {
+    p_.secure->Contribute(link, w.round(), w.model().model_id(),
+                          w.task->client_id(), update.dense);
+    return Finish(w, true, update.train_loss);
+  }
   const absl::Status sent = p_.uploader->Upload(link, *w.task, w.model(), update);
   Settle(w, sent);
-  if (!sent.ok()) return Fail(w, "upload refused: ", sent);
+  if (!sent.ok()) return Fail(link, w, "upload refused: ", sent);
   Finish(w, true, update.train_loss);
 }
 
-void TaskTrainer::Fail(const WorkItem& w, absl::string_view what,
+void TaskTrainer::Fail(const CoordinatorLink& link, const WorkItem& w,
+                       absl::string_view what,
                        const absl::Status& st) {
+  // The party waits for each of its clients: this one adds nothing.
+  if (p_.secure)
+    p_.secure->Contribute(link, w.round(), w.model().model_id(),
+                          w.task->client_id(), std::nullopt);
   LogLine(p_.name, absl::StrCat("client ", w.task->client_id(), " model ",
                                 w.model().model_id(), ": ", what,
                                 st.message()));

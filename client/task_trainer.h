@@ -37,6 +37,7 @@
 #include "client/model_cache.h"
 #include "client/model_download.h"
 #include "client/round_books.h"
+#include "client/secure_sessions.h"
 #include "client/task_queue.h"
 #include "client/task_uploader.h"
 
@@ -53,6 +54,9 @@ class TaskTrainer {
     RoundBooks* books = nullptr;
     const ModelDownloader* downloader = nullptr;
     const TaskUploader* uploader = nullptr;
+    // aggregation.secure: trained deltas go to the round's secure session
+    // instead of an upload; null otherwise.
+    SecureSessions* secure = nullptr;
     prometheus::Histogram* train_seconds = nullptr;
     prometheus::Gauge* resident_memory = nullptr;
   };
@@ -80,7 +84,8 @@ class TaskTrainer {
                const TrainedUpdate& update);
   void RunOne(const CoordinatorLink& link, const WorkItem& w, int slot);
   void RunStacked(const CoordinatorLink& link, absl::Span<const WorkItem> batch);
-  void Fail(const WorkItem& w, absl::string_view what, const absl::Status& st);
+  void Fail(const CoordinatorLink& link, const WorkItem& w,
+            absl::string_view what, const absl::Status& st);
   void Settle(const WorkItem& w, const absl::Status& sent);
   // The task's line, once its last item is done.
   void Finish(const WorkItem& w, bool sent, double loss);

@@ -111,14 +111,18 @@ absl::Status Coordinator::RunRound(int64_t t) {
   const auto deadline =
       start + std::chrono::milliseconds(
                   static_cast<int64_t>(cfg.round_deadline_s * 1000));
+  // A secure session's sum is one update, weighted already.
+  AggregationConfig agg = cfg.aggregation;
+  if (secure_) agg.rule = "uniform", agg.weight_by_samples = false;
   auto round_state = std::make_shared<RoundState>(
-      round, plan, versions, state_->store->dim(), cfg.aggregation,
-      cfg.model.num_models, deadline);
+      round, plan, versions, state_->store->dim(), agg, cfg.model.num_models,
+      deadline);
 
   // 2. Open the round and push the tasks.
   auto tasks = MakeTasks(plan, round);
   state_->Open(round_state, tasks);
   PushTasks(tasks);
+  if (secure_) OpenSecure(plan, round, deadline);
   LogRoundOpen(plan, round);
   int64_t expected_uploads = 0;
   for (const ClientTask& ct : plan.tasks)
@@ -128,9 +132,15 @@ absl::Status Coordinator::RunRound(int64_t t) {
 
   // 3-4. Wait for the uploads (the handlers validate and buffer them).
   const auto wait_start = Clock::now();
-  const bool complete = WaitForUploads(*round_state);
+  bool complete =
+      secure_ ? WaitForSecure(*round_state) : WaitForUploads(*round_state);
   const double waited = Since(wait_start);
   const auto close_start = Clock::now();
+  const nlohmann::json secure_line =
+      secure_ ? CloseSecure(*round_state) : nlohmann::json();
+  if (secure_) complete = complete && round_state->Complete();
+  const std::vector<ModelSnapshot> before =
+      secure_ ? state_->store->Snapshot().first : std::vector<ModelSnapshot>();
 
   // 5. Close: from here on an update is late. Aggregate in client order.
   std::vector<ModelAggregator>& aggregators = round_state->Close();
@@ -147,6 +157,7 @@ absl::Status Coordinator::RunRound(int64_t t) {
   const nlohmann::json stallers = RecordStallers(*round_state, round, !complete);
   auto closed = kind_->Close(aggregators);
   if (!closed.ok()) return closed.status();
+  if (secure_) AccumulateSecure(before);
 
   // The rest (evaluation, the line, the checkpoint) runs beside the next
   // round's training, from snapshots of what this round published. It
@@ -166,6 +177,10 @@ absl::Status Coordinator::RunRound(int64_t t) {
   rec.own = own + Since(close_start) - record_wait;
   rec.line = PendingLine(*round_state, plan, rec, waited, record_wait,
                          stallers, missing);
+  if (secure_) {
+    rec.line["secure"] = secure_line;
+    rec.line["secure_bytes"] = state_->secure_bytes.Round(round);
+  }
   const DownloadBook::Bytes dl = state_->downloads.Round(round);
   rec.summary = absl::StrFormat(
       "up %.2f MB  down %.2f MB (%.2f MB on the wire)  %d accepted %d "

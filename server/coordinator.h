@@ -26,6 +26,7 @@
 #include "server/round/capacity_plan.h"
 #include "server/round/evaluator.h"
 #include "server/round/round_kind.h"
+#include "server/round/secure_planner.h"
 #include "server/rpc/coordinator_service.h"
 #include "server/rpc/coordinator_state.h"
 #include "server/rpc/health_port.h"
@@ -71,6 +72,16 @@ class Coordinator {
   // The round's uploads; true when complete (server/state/round_state.h).
   bool WaitForUploads(RoundState& rs);
   absl::Status RunRound(int64_t t);
+  // aggregation.secure (server/coordinator_secure.cc): the round's
+  // sessions opened and their setups pushed; their stages driven until
+  // each is done (true when every pair's values came in); their sums
+  // into the round, and their record for the round's line.
+  void OpenSecure(const RoundPlan& plan, int64_t round,
+                  std::chrono::steady_clock::time_point deadline);
+  bool WaitForSecure(RoundState& rs);
+  nlohmann::json CloseSecure(RoundState& rs);
+  // After the round's models are published: the support's accumulator.
+  void AccumulateSecure(const std::vector<ModelSnapshot>& before);
   void LogRoundOpen(const RoundPlan& plan, int64_t round) const;
   std::map<int64_t, v1::FeedMessage> MakeTasks(const RoundPlan& plan,
                                                int64_t round) const;
@@ -114,6 +125,7 @@ class Coordinator {
   std::unique_ptr<RoundKind> kind_;
   std::unique_ptr<Scheduler> scheduler_;
   std::unique_ptr<CapacityPlan> capacity_;  // capacity levels, HASA
+  std::unique_ptr<SecurePlanner> secure_;   // aggregation.secure; or null
   std::unique_ptr<StallerBook> stallers_;   // strikes; the round loop's
   std::unique_ptr<LostDaemons> lost_;       // the round loop's
   std::unique_ptr<RunResults> results_;

@@ -165,6 +165,15 @@ absl::StatusOr<std::unique_ptr<Coordinator>> Coordinator::Create(
   if (ownership) c->state_->registry.RestoreOwnership(std::move(*ownership));
   c->capacity_ = std::make_unique<CapacityPlan>(c->state_->config,
                                                 c->state_->registry);
+  if (c->state_->config.aggregation.secure != "off") {
+    c->secure_ = std::make_unique<SecurePlanner>(
+        c->state_->config, c->state_->store->dim(),
+        RunIdOfFolder(c->state_->config.out_dir));
+    if (resume && have_checkpoint)
+      LogLine("coordinator",
+              "aggregation.secure: the support's accumulator is not in the "
+              "checkpoint; it starts again from zero");
+  }
   if (auto st = c->kind_->Bind({c->state_.get(), c->evaluator_.get(),
                                 c->scheduler_.get(), c->capacity_.get(),
                                 c->results_.get(), c->first_round_});

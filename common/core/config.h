@@ -177,6 +177,31 @@ struct AggregationConfig {
   // honest updates are not touched by them (docs/SECURITY.md has the
   // figures), so a clean run's models equal a run with them off.
   bool robust = true;
+  // Secure aggregation (common/secure/, the bounds and sizes in
+  // SecureConfig): off | common_support | clear_support. common_support:
+  // the coordinator learns only the weighted sum of each model's updates on
+  // a public support C_t, never one daemon's. clear_support: the same
+  // support, clipping and fixed-point rounding with the inputs in clear
+  // (no masks): the baseline a secure run is checked and measured against.
+  std::string secure = "off";
+};
+
+// aggregation.secure's settings (docs/DESIGN.md, "Secure aggregation").
+struct SecureConfig {
+  // K, the size of the support C_t, as a fraction of d; 0: K = k, the
+  // largest top-k budget of the model's tasks that round.
+  double support_fraction = 0;
+  // The share of C_t drawn from the round seed; the rest is the top of the
+  // public accumulator of past global updates.
+  double explore_fraction = 0.25;
+  double accumulator_decay = 0.9;  // A <- decay A + published update
+  int64_t threshold = 0;     // t of n parties; 0: floor(2n/3) + 1
+  int64_t scale_bits = 24;   // f: values travel as round(x 2^f)
+  double clip = 1.0;         // c: each value is clipped to [-c, c]
+  int64_t min_parties = 5;   // fewer daemons for a model: refused
+  // How long the key, share and unmask stages wait for a party; the
+  // masked input waits until the round's deadline.
+  double stage_timeout_s = 30;
 };
 
 // The bounds applied when aggregation.robust is on (common/fed/robust.h).
@@ -288,6 +313,7 @@ struct ExperimentConfig {
   FensConfig fens;
   HasaConfig hasa;
   RobustConfig robust;
+  SecureConfig secure;
 };
 
 // Where each key that was set came from: "file:line" or "--set", so that

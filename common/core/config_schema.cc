@@ -238,6 +238,29 @@ std::vector<Field> Fields(ExperimentConfig& c) {
        &a.reduction, 0, 0, {"client_order", "fixed_point"}},
       {"aggregation.robust", "Bound every update (robust.*) before it is "
        "aggregated; honest updates are untouched.", &a.robust},
+      {"aggregation.secure", "Secure aggregation: off, common_support (the "
+       "coordinator learns only each model's weighted sum on a public "
+       "support) or clear_support (the same support and rounding without "
+       "masks, the baseline).", &a.secure, 0, 0,
+       {"off", "common_support", "clear_support"}},
+      {"secure.support_fraction", "K, the support's size, as a fraction of "
+       "d; 0: K = k.", &c.secure.support_fraction, 0, 1},
+      {"secure.explore_fraction", "Share of the support drawn from the "
+       "round seed; the rest is the top of the accumulator.",
+       &c.secure.explore_fraction, 0, 1},
+      {"secure.accumulator_decay", "Decay of the public accumulator of "
+       "global updates the support is ranked by.",
+       &c.secure.accumulator_decay, 0, 1},
+      {"secure.threshold", "t of n parties needed to unmask; 0: "
+       "floor(2n/3) + 1.", &c.secure.threshold, 0, 1e6},
+      {"secure.scale_bits", "f: values travel as round(x 2^f) mod 2^32.",
+       &c.secure.scale_bits, 1, 30},
+      {"secure.clip", "c: each value is clipped to [-c, c] (the rest stays "
+       "in the residual).", &c.secure.clip, 1e-12, 1e9},
+      {"secure.min_parties", "Fewer daemons training a model: secure "
+       "aggregation refuses to run.", &c.secure.min_parties, 2, 1e6},
+      {"secure.stage_timeout_s", "How long the key, share and unmask "
+       "stages wait for a party.", &c.secure.stage_timeout_s, 0.1, 1e6},
       {"robust.max_abs", "An update with a coordinate above this magnitude "
        "is refused; 0: no bound.", &c.robust.max_abs, 0, 1e30},
       {"robust.clip_multiple", "Updates with an L2 norm above this x the "

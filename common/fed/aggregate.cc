@@ -217,4 +217,12 @@ std::vector<double> ModelAggregator::Coefficients() const {
   return coef;
 }
 
+std::map<int64_t, double> ModelAggregator::CoefficientsByClient() const {
+  const std::vector<double> coef = Coefficients();
+  std::map<int64_t, double> out;
+  for (size_t i = 0; i < updates_.size(); ++i)
+    out[updates_[i].client_id] = coef[i];
+  return out;
+}
+
 }  // namespace shefl

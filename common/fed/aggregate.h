@@ -53,6 +53,7 @@
 
 #include <array>
 #include <cstdint>
+#include <map>
 #include <unordered_set>
 #include <vector>
 
@@ -124,6 +125,10 @@ class ModelAggregator {
   // The robust bounds (common/fed/robust.h) scale, trim or remove buffered
   // updates before ApplyTo.
   std::vector<ReceivedUpdate>* mutable_updates() { return &updates_; }
+  // client_order: each buffered update's coefficient in the rule (eta
+  // included), by client id: sum_i coef_i d_i is the rule's step. Secure
+  // aggregation's public weights are these for the planned updates.
+  std::map<int64_t, double> CoefficientsByClient() const;
 
  private:
   // Each group's coefficient (eta included) for `mass` (group 0: HPC or

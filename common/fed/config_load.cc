@@ -1,5 +1,7 @@
 #include "common/fed/config_load.h"
 
+#include <cmath>
+
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "common/core/model_catalog.h"
@@ -160,6 +162,49 @@ void CheckReduction(ConfigResolution& r) {
           {key});
 }
 
+// Secure aggregation sees only each model's sum: nothing that reads one
+// update can go with it, and the fixed-point sum must not overflow.
+void CheckSecure(ConfigResolution& r) {
+  ExperimentConfig& c = r.config();
+  if (c.aggregation.secure == "off") return;
+  const char* why = "secure aggregation shows the coordinator only each "
+                    "model's sum, never one update";
+  if (TraitsOf(c.method).round_shape == RoundShape::kOneShot)
+    return r.Refuse("aggregation.secure",
+                    absl::StrCat("method ", c.method, " keeps every client's "
+                                 "model; ", why),
+                    {"method"});
+  // The per-update bounds read each update; secure.clip bounds each value.
+  r.Pin("aggregation.robust", "false",
+        absl::StrCat(why, "; secure.clip bounds every value instead"));
+  if (c.aggregation.reduction != "client_order")
+    r.Refuse("aggregation.reduction",
+             "secure aggregation sums in fixed point itself; leave "
+             "aggregation.reduction at client_order",
+             {"aggregation.secure"});
+  if (c.clients.over_selection > 0)
+    r.Refuse("clients.over_selection",
+             "a secure round waits for its parties, not for the first C "
+             "clients; set it to 0",
+             {"aggregation.secure"});
+  if (c.secure.threshold > 0 && c.secure.threshold < 2)
+    r.Refuse("secure.threshold", "t = 1 would let one party unmask alone",
+             {"aggregation.secure"});
+  // Every client's word is at most ceil(c 2^f) in magnitude, and a model
+  // has at most the cohort's clients: their sum must stay below 2^31.
+  const double n = static_cast<double>(c.clients.per_round_hpc +
+                                       c.clients.per_round_lpc);
+  const double word = std::ceil(c.secure.clip * std::ldexp(1.0, static_cast<int>(
+                                                    c.secure.scale_bits)));
+  if (n * word >= std::ldexp(1.0, 31))
+    r.Refuse("secure.clip",
+             absl::StrCat("the sum of ", n, " clients' values of up to ",
+                          c.secure.clip, " at scale 2^", c.secure.scale_bits,
+                          " can overflow 32 bits (n c 2^f >= 2^31); lower "
+                          "secure.clip or secure.scale_bits"),
+             {"secure.scale_bits", "clients.per_round_lpc"});
+}
+
 absl::Status CheckNames(const ParsedConfig& p) {
   const ExperimentConfig& c = p.config;
   auto where = [&](const char* key) {
@@ -193,6 +238,7 @@ absl::StatusOr<ExperimentConfig> ParseConfigWithOverrides(
   CheckCohort(traits.assignment == Assignment::kTiers, r);
   CheckTrainingAndData(r);
   CheckReduction(r);
+  CheckSecure(r);
   if (absl::Status st = r.Result(); !st.ok()) return st;
   return std::move(parsed->config);
 }

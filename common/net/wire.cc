@@ -11,7 +11,60 @@ namespace shefl {
 int64_t FeedRound(const v1::FeedMessage& m, int64_t current) {
   if (m.has_task()) return static_cast<int64_t>(m.task().round());
   if (m.has_round_end()) return static_cast<int64_t>(m.round_end().round());
-  return current;
+  switch (m.kind_case()) {
+    case v1::FeedMessage::kSecureSetup:
+      return static_cast<int64_t>(m.secure_setup().round());
+    case v1::FeedMessage::kSecureRoster:
+      return static_cast<int64_t>(m.secure_roster().round());
+    case v1::FeedMessage::kSecureBoxes:
+      return static_cast<int64_t>(m.secure_boxes().round());
+    case v1::FeedMessage::kSecureUnmask:
+      return static_cast<int64_t>(m.secure_unmask().round());
+    default:
+      return current;
+  }
+}
+
+int64_t FeedModel(const v1::FeedMessage& m) {
+  switch (m.kind_case()) {
+    case v1::FeedMessage::kSecureSetup:
+      return m.secure_setup().model_id();
+    case v1::FeedMessage::kSecureRoster:
+      return m.secure_roster().model_id();
+    case v1::FeedMessage::kSecureBoxes:
+      return m.secure_boxes().model_id();
+    case v1::FeedMessage::kSecureUnmask:
+      return m.secure_unmask().model_id();
+    default:
+      return kNoModel;
+  }
+}
+
+const char* SecureStage(const v1::FeedMessage& m) {
+  switch (m.kind_case()) {
+    case v1::FeedMessage::kSecureSetup:
+    case v1::FeedMessage::kSecureRoster:
+    case v1::FeedMessage::kSecureBoxes:
+      return "setup";
+    case v1::FeedMessage::kSecureUnmask:
+      return "unmask";
+    default:
+      return "";
+  }
+}
+
+const char* SecureStage(const v1::SecureCall& call) {
+  switch (call.stage_case()) {
+    case v1::SecureCall::kKeys:
+    case v1::SecureCall::kBoxes:
+      return "setup";
+    case v1::SecureCall::kInput:
+      return "masked_input";
+    case v1::SecureCall::kShares:
+      return "unmask";
+    default:
+      return "";
+  }
 }
 
 int64_t FeedClient(const v1::FeedMessage& m) {

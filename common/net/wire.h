@@ -19,6 +19,15 @@ constexpr uint64_t kFloatsPerChunk = kChunkBytes / sizeof(float);
 int64_t FeedRound(const v1::FeedMessage& m, int64_t current);
 // The logical client it is booked under (kDaemonTraffic unless a task).
 int64_t FeedClient(const v1::FeedMessage& m);
+// The model it is booked under: a secure stage's model, else kNoModel.
+int64_t FeedModel(const v1::FeedMessage& m);
+
+// The secure-aggregation stage a message counts toward in rounds.jsonl's
+// `secure_bytes`: "setup" (support, keys, roster, share boxes),
+// "masked_input", "unmask" (the request and the shares); "" for a message
+// that is not secure aggregation's. A call's reply counts with its call.
+const char* SecureStage(const v1::FeedMessage& m);
+const char* SecureStage(const v1::SecureCall& call);
 
 // Cuts an encoded delta into upload chunks; the first carries `header`.
 std::vector<v1::DeltaChunk> MakeUploadChunks(const v1::UploadHeader& header,

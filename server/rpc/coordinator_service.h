@@ -55,6 +55,12 @@ class CoordinatorService final
   grpc::Status Heartbeat(grpc::ServerContext* ctx,
                          const v1::HeartbeatRequest* req,
                          v1::HeartbeatReply* reply) override;
+  grpc::Status Secure(grpc::ServerContext* ctx, const v1::SecureCall* call,
+                      v1::SecureReply* reply) override;
+  // A secure-aggregation feed message or call of `stage` (common/net/wire.h):
+  // the round's secure_bytes and shefl_secure_bytes_total.
+  void BookSecure(int64_t round, const std::string& stage, Direction dir,
+                  uint64_t bytes);
 
  private:
   // Books one message in the ledger and the byte metrics.
@@ -89,6 +95,10 @@ class CoordinatorService final
   // for the caller's Replied()).
   absl::Status AcceptUpload(const v1::UploadHeader& h, const UploadPlan& plan,
                             const std::string& blob);
+  // The Secure call's checks (caller, party, open round, session) and the
+  // session's own (server/state/secure_session.h).
+  absl::Status TakeSecureCall(grpc::ServerContext* ctx,
+                              const v1::SecureCall& call);
   // At the start of every call but Register: the metadata token (when the
   // run has one) and, when the caller sends one, its session and identity;
   // then a slot under the caller's host and identity bounds

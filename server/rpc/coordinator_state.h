@@ -17,11 +17,13 @@
 #include "common/core/config.h"
 #include "common/core/mutex.h"
 #include "common/net/accounting.h"
+#include "common/net/secure_byte_book.h"
 #include "common/net/token_book.h"
 #include "server/run/coordinator_metrics.h"
 #include "server/run/model_store.h"
 #include "server/state/client_registry.h"
 #include "server/state/round_state.h"
+#include "server/state/secure_session.h"
 #include "shefl.pb.h"
 
 namespace shefl {
@@ -112,13 +114,27 @@ struct CoordinatorState {
     MutexLock lock(mu);
     round.reset();
     tasks.clear();
+    secure.clear();
     last_round = completed_round;
   }
+  // aggregation.secure: the open round's sessions, by model.
+  using SecureSessions = std::map<int64_t, std::shared_ptr<SecureSession>>;
+  void OpenSecure(SecureSessions s) {
+    MutexLock lock(mu);
+    secure = std::move(s);
+  }
+  std::shared_ptr<SecureSession> secure_session(int64_t model) const {
+    MutexLock lock(mu);
+    auto it = secure.find(model);
+    return it == secure.end() ? nullptr : it->second;
+  }
+  SecureByteBook secure_bytes;
 
  private:
   mutable Mutex mu;
   std::shared_ptr<RoundState> round ABSL_GUARDED_BY(mu);
   std::map<int64_t, v1::FeedMessage> tasks ABSL_GUARDED_BY(mu);
+  SecureSessions secure ABSL_GUARDED_BY(mu);
   int64_t last_round ABSL_GUARDED_BY(mu) = 0;
 };
 

@@ -59,9 +59,11 @@ class CoordinatorService::FeedReactor final
   void OnWriteDone(bool ok) override {
     if (ok) {
       CoordinatorState* s = service_->s_;
-      service_->Book(FeedRound(current_, s->current_round()),
-                     FeedClient(current_), kNoModel, Direction::kDown,
-                     Traffic::kControl, WireSize(current_));
+      const int64_t round = FeedRound(current_, s->current_round());
+      service_->Book(round, FeedClient(current_), FeedModel(current_),
+                     Direction::kDown, Traffic::kControl, WireSize(current_));
+      service_->BookSecure(round, SecureStage(current_), Direction::kDown,
+                           WireSize(current_));
       shutdown_ = current_.has_shutdown();
     }
     session_->feed.WriteDone(this, ok && !shutdown_);

@@ -142,6 +142,17 @@ CoordinatorMetrics::CoordinatorMetrics()
                 .Help("gRPC bytes (serialized + 5-byte header) by direction "
                       "and tier; control traffic has tier=\"control\"")
                 .Register(r);
+  secure_bytes_ = &prometheus::BuildCounter()
+                       .Name("shefl_secure_bytes_total")
+                       .Help("Secure aggregation's bytes (also in "
+                             "shefl_bytes_total) by stage: setup, "
+                             "masked_input, unmask")
+                       .Register(r);
+  secure_sessions_ = &prometheus::BuildCounter()
+                          .Name("shefl_secure_sessions_total")
+                          .Help("Secure-aggregation sessions (one per round "
+                                "and model) by outcome: finished, abandoned")
+                          .Register(r);
   download_bytes_ =
       &prometheus::BuildCounter()
            .Name("shefl_download_bytes_total")
@@ -282,6 +293,17 @@ void CoordinatorMetrics::AddBytes(const std::string& direction,
                                   const std::string& tier, uint64_t bytes) {
   bytes_->Add({{"direction", direction}, {"tier", tier}})
       .Increment(static_cast<double>(bytes));
+}
+
+void CoordinatorMetrics::AddSecureBytes(const std::string& direction,
+                                        const std::string& stage,
+                                        uint64_t bytes) {
+  secure_bytes_->Add({{"direction", direction}, {"stage", stage}})
+      .Increment(static_cast<double>(bytes));
+}
+
+void CoordinatorMetrics::CountSecureSession(const std::string& outcome) {
+  secure_sessions_->Add({{"outcome", outcome}}).Increment();
 }
 
 void CoordinatorMetrics::AddDownloadBytes(uint64_t logical,

@@ -88,6 +88,13 @@ class CoordinatorMetrics {
   // direction: "up" | "down"; tier: "hpc" | "lpc" | "control"
   void AddBytes(const std::string& direction, const std::string& tier,
                 uint64_t bytes);
+  // Secure aggregation's share of shefl_bytes_total by stage ("setup" |
+  // "masked_input" | "unmask"): shefl_secure_bytes_total{stage,direction};
+  // and the sessions by outcome ("finished" | "abandoned"):
+  // shefl_secure_sessions_total{outcome}.
+  void AddSecureBytes(const std::string& direction, const std::string& stage,
+                      uint64_t bytes);
+  void CountSecureSession(const std::string& outcome);
   // Model downloads: logical (each served client's own) and physical
   // (what crossed the wire) bytes.
   void AddDownloadBytes(uint64_t logical, uint64_t physical);
@@ -139,6 +146,8 @@ class CoordinatorMetrics {
   prometheus::Family<prometheus::Gauge>* model_accuracy_;
   prometheus::Family<prometheus::Counter>* bytes_;
   prometheus::Family<prometheus::Counter>* download_bytes_ = nullptr;
+  prometheus::Family<prometheus::Counter>* secure_bytes_ = nullptr;
+  prometheus::Family<prometheus::Counter>* secure_sessions_ = nullptr;
   prometheus::Family<prometheus::Counter>* updates_;
   prometheus::Gauge* clients_connected_;
   prometheus::Gauge* clients_missing_ = nullptr;

@@ -88,6 +88,38 @@ absl::Status RoundState::Accept(int64_t client, int64_t model,
   return absl::OkStatus();
 }
 
+absl::Status RoundState::AcceptSecure(int64_t model, SparseDelta sum,
+                                      const std::vector<int64_t>& clients) {
+  {
+    MutexLock lock(mu_);
+    if (closed_)
+      return absl::FailedPreconditionError(
+          absl::StrCat("round ", round_, " is closed"));
+    const int64_t id = clients.empty() ? 0 : clients.front();
+    if (auto st = aggregators_.at(model).Add(
+            {id, Tier::kLpc, 1.0, std::move(sum)});
+        !st.ok())
+      return st;
+    const double now =
+        std::chrono::duration<double>(Clock::now() - opened_).count();
+    for (int64_t client : clients) {
+      auto it = pairs_.find({client, model});
+      if (it == pairs_.end() || it->second.received) continue;
+      it->second.received = it->second.replied = true;
+      it->second.arrived_s = now;
+      ++received_;
+      ++replied_;
+    }
+  }
+  cv_.notify_all();
+  return absl::OkStatus();
+}
+
+bool RoundState::Complete() const {
+  MutexLock lock(mu_);
+  return CompleteLocked();
+}
+
 void RoundState::Replied(int64_t client, int64_t model) {
   {
     MutexLock lock(mu_);

@@ -52,6 +52,15 @@ class RoundState {
   absl::Status Accept(int64_t client, int64_t model, double num_samples,
                       SparseDelta delta);
 
+  // aggregation.secure: the unmasked sum of model `model`'s session, as one
+  // update (its rule is then uniform: the sum is already weighted), which
+  // holds the values of `clients`: their pairs count as received and
+  // replied to. FAILED_PRECONDITION once the round closed.
+  absl::Status AcceptSecure(int64_t model, SparseDelta sum,
+                            const std::vector<int64_t>& clients);
+  // Whether the round is complete now (WaitComplete without the wait).
+  bool Complete() const;
+
   // The handler of an accepted update has booked its reply. A pair counts
   // toward completion only then, so the round's line in rounds.jsonl holds
   // every byte of its uploads, the replies included.

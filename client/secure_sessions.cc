@@ -1,0 +1,297 @@
+#include "client/secure_sessions.h"
+
+#include <ATen/ATen.h>
+#include <grpcpp/client_context.h>
+
+#include <chrono>
+#include <cstring>
+
+#include "absl/strings/str_cat.h"
+#include "client/task_uploader.h"
+#include "common/core/log.h"
+#include "common/net/accounting.h"
+#include "common/net/grpc_status.h"
+#include "common/net/secure_wire.h"
+#include "common/secure/public_hashes.h"
+#include "common/sparse/index_set_codec.h"
+
+namespace shefl {
+namespace {
+
+// A stage's call waits at most this long for the coordinator's answer.
+constexpr std::chrono::seconds kCallDeadline{60};
+
+std::vector<float> ToVector(const at::Tensor& t) {
+  const at::Tensor c = t.to(at::kCPU).to(at::kFloat).contiguous();
+  const float* p = c.data_ptr<float>();
+  return std::vector<float>(p, p + c.numel());
+}
+
+}  // namespace
+
+void SecureSessions::Log(const Key& key, const std::string& what) const {
+  LogLine(p_.name, absl::StrCat("secure round ", key.first, " model ",
+                                key.second, ": ", what));
+}
+
+void SecureSessions::OnFeed(const CoordinatorLink& link,
+                            const v1::FeedMessage& m) {
+  absl::Status st;
+  switch (m.kind_case()) {
+    case v1::FeedMessage::kSecureSetup:
+      st = OnSetup(link, m.secure_setup());
+      break;
+    case v1::FeedMessage::kSecureRoster:
+      st = OnRoster(link, m.secure_roster());
+      break;
+    case v1::FeedMessage::kSecureBoxes:
+      st = OnBoxes(link, m.secure_boxes());
+      break;
+    case v1::FeedMessage::kSecureUnmask:
+      st = OnUnmask(link, m.secure_unmask());
+      break;
+    default:
+      return;
+  }
+  if (!st.ok())
+    LogLine(p_.name, absl::StrCat("secure aggregation: ", st.message()));
+}
+
+absl::Status SecureSessions::OnSetup(const CoordinatorLink& link,
+                                     const v1::SecureSetup& s) {
+  const Key key{static_cast<int64_t>(s.round()), s.model_id()};
+  auto support = DecodeIndexSet(s.support(), p_.dim, p_.dim);
+  if (!support.ok()) return support.status();
+  v1::SecureCall call;
+  {
+    MutexLock lock(mu_);
+    Session& session = sessions_[key];
+    if (session.setup) return absl::AlreadyExistsError("a second setup");
+    session.setup = true;
+    session.party = s.party();
+    SecureEncoding& e = session.encoding;
+    e.support = *std::move(support);
+    e.clip = s.clip();
+    e.scale_bits = static_cast<int>(s.scale_bits());
+    e.seed = p_.seed;
+    e.round = key.first;
+    e.model = s.model_id();
+    for (const v1::SecureWeight& w : s.weights())
+      session.weights[w.client_id()] = w.weight();
+    auto early = std::move(session.early);
+    for (auto& [client, delta] : early)
+      AddLocked(key, session, client, std::move(delta));
+    if (p_.masked) {
+      auto party = SecureParty::Create(session.party);
+      if (!party.ok()) return party.status();
+      session.secure = *std::move(party);
+      *call.mutable_keys() = ToProto(session.secure->Advert());
+    }
+  }
+  if (!p_.masked) {
+    MaybeSendInput(link, key);
+    return absl::OkStatus();
+  }
+  call.set_round(key.first);
+  call.set_model_id(s.model_id());
+  call.set_party(s.party());
+  return Call(link, call);
+}
+
+absl::Status SecureSessions::OnRoster(const CoordinatorLink& link,
+                                      const v1::SecureRoster& r) {
+  const Key key{static_cast<int64_t>(r.round()), r.model_id()};
+  v1::SecureCall call;
+  {
+    MutexLock lock(mu_);
+    auto it = sessions_.find(key);
+    if (it == sessions_.end() || !it->second.secure)
+      return absl::FailedPreconditionError("a roster without a setup");
+    Session& s = it->second;
+    Roster roster;
+    SessionParams& p = roster.params;
+    p.run_id = r.run_id();
+    p.round = r.round();
+    p.model = r.model_id();
+    p.n = static_cast<uint32_t>(r.keys_size());
+    p.t = r.threshold();
+    p.scale_bits = static_cast<uint32_t>(s.encoding.scale_bits);
+    p.clip = s.encoding.clip;
+    auto support_hash = ToKey32(AsBytes(r.support_hash()), "support_hash");
+    auto model_hash = ToKey32(AsBytes(r.model_hash()), "model_hash");
+    if (!support_hash.ok()) return support_hash.status();
+    if (!model_hash.ok()) return model_hash.status();
+    // The support the roster's session id binds must be the one we have.
+    auto own = SupportHash(s.encoding.support);
+    if (!own.ok()) return own.status();
+    if (*own != *support_hash)
+      return absl::DataLossError("the roster's support is not the setup's");
+    p.support_hash = *support_hash;
+    p.model_hash = *model_hash;
+    for (const v1::SecureKeys& k : r.keys()) {
+      auto advert = FromProto(k);
+      if (!advert.ok()) return advert.status();
+      p.roster.push_back(advert->party);
+      roster.keys.push_back(*advert);
+    }
+    auto boxes = s.secure->ShareBoxes(roster);
+    if (!boxes.ok()) return boxes.status();
+    v1::SecureBoxes* b = call.mutable_boxes();
+    b->set_round(r.round());
+    b->set_model_id(r.model_id());
+    AddBoxes(*boxes, b);
+    call.set_party(s.party);
+  }
+  call.set_round(key.first);
+  call.set_model_id(r.model_id());
+  return Call(link, call);
+}
+
+absl::Status SecureSessions::OnBoxes(const CoordinatorLink& link,
+                                     const v1::SecureBoxes& b) {
+  const Key key{static_cast<int64_t>(b.round()), b.model_id()};
+  {
+    MutexLock lock(mu_);
+    auto it = sessions_.find(key);
+    if (it == sessions_.end() || !it->second.secure)
+      return absl::FailedPreconditionError("share boxes without a setup");
+    auto boxes = BoxesFromProto(b);
+    if (!boxes.ok()) return boxes.status();
+    if (auto st = it->second.secure->TakeBoxes(*boxes); !st.ok()) return st;
+    it->second.boxes = true;
+  }
+  MaybeSendInput(link, key);
+  return absl::OkStatus();
+}
+
+absl::Status SecureSessions::OnUnmask(const CoordinatorLink& link,
+                                      const v1::SecureUnmask& u) {
+  const Key key{static_cast<int64_t>(u.round()), u.model_id()};
+  v1::SecureCall call;
+  {
+    MutexLock lock(mu_);
+    auto it = sessions_.find(key);
+    if (it == sessions_.end() || !it->second.secure)
+      return absl::FailedPreconditionError("an unmasking request without a session");
+    auto reply = it->second.secure->Unmask(FromProto(u));
+    if (!reply.ok()) return reply.status();
+    *call.mutable_shares() = ToProto(*reply);
+    call.set_party(it->second.party);
+  }
+  call.set_round(key.first);
+  call.set_model_id(u.model_id());
+  return Call(link, call);
+}
+
+void SecureSessions::Contribute(const CoordinatorLink& link, int64_t round,
+                                int64_t model, int64_t client,
+                                std::optional<std::vector<float>> delta) {
+  const Key key{round, model};
+  {
+    MutexLock lock(mu_);
+    Session& s = sessions_[key];
+    if (!s.setup) {
+      s.early[client] = std::move(delta);
+      return;
+    }
+    AddLocked(key, s, client, std::move(delta));
+  }
+  MaybeSendInput(link, key);
+}
+
+// The client's words, with the residual in force; what it did not send
+// is staged as its next residual.
+void SecureSessions::AddLocked(const Key& key, Session& s, int64_t client,
+                               std::optional<std::vector<float>> delta) {
+  auto w = s.weights.find(client);
+  if (w == s.weights.end() || !s.done.insert(client).second) return;
+  if (!delta) return;
+  std::vector<float> residual;
+  if (p_.residuals) {
+    const at::Tensor r = p_.residuals->InForce(client, key.second, key.first);
+    if (r.defined() && static_cast<size_t>(r.numel()) == delta->size())
+      residual = ToVector(r);
+  }
+  if (auto st = AddClientInput(*delta, w->second, static_cast<uint32_t>(client),
+                               s.encoding, &residual, &s.q);
+      !st.ok()) {
+    Log(key, absl::StrCat("client ", client, ": ", st.message()));
+    return;
+  }
+  s.added.insert(client);
+  if (!p_.residuals) return;
+  if (residual.empty()) residual = *delta;  // the support was empty
+  at::Tensor t = at::from_blob(residual.data(),
+                               {static_cast<int64_t>(residual.size())},
+                               at::kFloat)
+                     .clone();
+  if (auto st = p_.residuals->Stage(client, key.second, key.first, t); !st.ok())
+    Log(key, absl::StrCat("client ", client, ": residual not kept: ",
+                          st.message()));
+}
+
+void SecureSessions::MaybeSendInput(const CoordinatorLink& link,
+                                    const Key& key) {
+  v1::SecureCall call;
+  std::set<int64_t> clients;
+  {
+    MutexLock lock(mu_);
+    auto it = sessions_.find(key);
+    if (it == sessions_.end()) return;
+    Session& s = it->second;
+    if (!s.setup || s.input_sent || s.done.size() < s.weights.size() ||
+        (p_.masked && !s.boxes))
+      return;
+    s.input_sent = true;
+    if (s.added.empty()) return Log(key, "no client's update to send");
+    double weight = 0;  // summed in client order, as the coordinator does
+    for (int64_t c : s.added) weight += s.weights.at(c);
+    MaskedInput input{s.party, weight, s.q};
+    if (p_.masked) {
+      auto masked = s.secure->Mask(s.q, weight);
+      if (!masked.ok()) return Log(key, std::string(masked.status().message()));
+      input = *std::move(masked);
+    }
+    *call.mutable_input() = ToProto(input);
+    call.set_party(s.party);
+    clients = s.added;
+  }
+  call.set_round(key.first);
+  call.set_model_id(key.second);
+  const absl::Status sent = Call(link, call);
+  if (!sent.ok()) Log(key, absl::StrCat("masked input: ", sent.message()));
+  if (!p_.residuals || !TaskUploader::Settles(sent)) return;
+  for (int64_t c : clients) {
+    if (sent.ok()) {
+      p_.residuals->Commit(c, key.second, key.first).IgnoreError();
+    } else {
+      p_.residuals->Discard(c, key.second, key.first);
+    }
+  }
+}
+
+absl::Status SecureSessions::Call(const CoordinatorLink& link,
+                                  v1::SecureCall call) {
+  call.set_session_id(link.session_id);
+  grpc::ClientContext ctx;
+  link.AddCallMetadata(&ctx);
+  ctx.set_deadline(std::chrono::system_clock::now() + kCallDeadline);
+  v1::SecureReply reply;
+  if (auto st = FromGrpc(link.stub->Secure(&ctx, call, &reply)); !st.ok())
+    return st;
+  const int64_t round = static_cast<int64_t>(call.round());
+  p_.books->Book(round, call.party(), call.model_id(), Direction::kUp,
+                 call.has_input() ? Traffic::kPayload : Traffic::kControl,
+                 WireSize(call));
+  p_.books->Book(round, call.party(), call.model_id(), Direction::kDown,
+                 Traffic::kControl, WireSize(reply));
+  return absl::OkStatus();
+}
+
+void SecureSessions::RoundEnded(int64_t round) {
+  MutexLock lock(mu_);
+  for (auto it = sessions_.begin(); it != sessions_.end();)
+    it = it->first.first <= round ? sessions_.erase(it) : std::next(it);
+}
+
+}  // namespace shefl

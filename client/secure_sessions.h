@@ -1,0 +1,99 @@
+// A daemon's side of secure aggregation (aggregation.secure;
+// docs/DESIGN.md, "Secure aggregation"): one party per (round, model) for
+// the clients it hosts that train the model. The coordinator's stages come
+// on the feed (OnFeed); the daemon answers each with one Secure call: its
+// keys on the setup, its share boxes on the roster, and, once it has the
+// boxes addressed to it and every one of its clients in the session is
+// trained (Contribute), its masked input: the sum of its clients' words
+// on the support C_t (common/secure/secure_input.h), plus the masks. The
+// unmasking request is answered by common/secure/party.h's rules.
+//
+// Each client's error-feedback residual keeps what it did not send (all
+// of the update off C_t, the clipping and the rounding); it is staged when
+// the input is built and settled by the coordinator's answer to it, as a
+// plain upload's is (client/residual_book.h).
+// Thread-safe: one mutex for the sessions; calls go out without it.
+#ifndef SHEFL_CLIENT_SECURE_SESSIONS_H_
+#define SHEFL_CLIENT_SECURE_SESSIONS_H_
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "client/coordinator_link.h"
+#include "client/residual_book.h"
+#include "client/round_books.h"
+#include "common/core/mutex.h"
+#include "common/secure/party.h"
+#include "common/secure/secure_input.h"
+#include "shefl.pb.h"
+
+namespace shefl {
+
+class SecureSessions {
+ public:
+  struct Parts {
+    std::string name;                    // the daemon's, for log lines
+    RoundBooks* books = nullptr;
+    ResidualBook* residuals = nullptr;   // null: error feedback off
+    uint64_t dim = 0;
+    uint64_t seed = 0;                   // the run's: each client's rounding
+    bool masked = true;                  // false: clear_support
+  };
+  explicit SecureSessions(Parts parts) : p_(std::move(parts)) {}
+
+  // The feed thread: a secure stage's message (setup, roster, boxes,
+  // unmasking request); the answer goes up before it returns.
+  void OnFeed(const CoordinatorLink& link, const v1::FeedMessage& m);
+  // A worker: client `client`'s trained delta for (round, model) (d
+  // floats), or nullopt when its training failed (it adds nothing).
+  void Contribute(const CoordinatorLink& link, int64_t round, int64_t model,
+                  int64_t client, std::optional<std::vector<float>> delta);
+  // The round is over: its sessions are dropped.
+  void RoundEnded(int64_t round);
+
+ private:
+  using Key = std::pair<int64_t, int64_t>;  // (round, model)
+  struct Session {
+    bool setup = false;
+    SecureEncoding encoding;
+    uint32_t party = 0;
+    std::map<int64_t, double> weights;  // its clients in the session
+    std::unique_ptr<SecureParty> secure;
+    bool boxes = false;       // took the boxes addressed to it
+    bool input_sent = false;
+    std::vector<uint32_t> q;  // the sum of its clients' words
+    std::set<int64_t> added;  // clients whose words are in q
+    std::set<int64_t> done;   // clients whose part is in (or failed)
+    // Deltas that came before the setup.
+    std::map<int64_t, std::optional<std::vector<float>>> early;
+  };
+  absl::Status OnSetup(const CoordinatorLink& link, const v1::SecureSetup& s);
+  absl::Status OnRoster(const CoordinatorLink& link, const v1::SecureRoster& r);
+  absl::Status OnBoxes(const CoordinatorLink& link, const v1::SecureBoxes& b);
+  absl::Status OnUnmask(const CoordinatorLink& link,
+                        const v1::SecureUnmask& u);
+  // Adds one client's words (under mu_).
+  void AddLocked(const Key& key, Session& s, int64_t client,
+                 std::optional<std::vector<float>> delta)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // The masked input when everything for it is in; sent without mu_.
+  void MaybeSendInput(const CoordinatorLink& link, const Key& key);
+  // One Secure call, booked at both ends' sizes.
+  absl::Status Call(const CoordinatorLink& link, v1::SecureCall call);
+  void Log(const Key& key, const std::string& what) const;
+
+  const Parts p_;
+  Mutex mu_;
+  std::map<Key, Session> sessions_ ABSL_GUARDED_BY(mu_);
+};
+
+}  // namespace shefl
+
+#endif  // SHEFL_CLIENT_SECURE_SESSIONS_H_

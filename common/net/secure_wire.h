@@ -1,0 +1,40 @@
+// The messages of a secure-aggregation session (common/secure/messages.h)
+// to and from their proto/ form, with the checks a receiver needs: key
+// and box sizes, a masked input of exactly K words, shares of the right
+// size. Both the coordinator and the daemon use them, so the two ends read
+// the same bytes the same way.
+// Thread-safe: free functions without state.
+#ifndef SHEFL_COMMON_NET_SECURE_WIRE_H_
+#define SHEFL_COMMON_NET_SECURE_WIRE_H_
+
+#include <cstdint>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "common/secure/messages.h"
+#include "shefl.pb.h"
+
+namespace shefl {
+
+v1::SecureKeys ToProto(const KeyAdvert& advert);
+absl::StatusOr<KeyAdvert> FromProto(const v1::SecureKeys& keys);
+
+void AddBoxes(const std::vector<ShareBox>& boxes, v1::SecureBoxes* out);
+// Every box of `in` (each 100 bytes).
+absl::StatusOr<std::vector<ShareBox>> BoxesFromProto(const v1::SecureBoxes& in);
+
+v1::SecureInput ToProto(const MaskedInput& input);
+// `words` K words; the party is the call's.
+absl::StatusOr<MaskedInput> FromProto(const v1::SecureInput& in,
+                                      uint32_t party, uint64_t words);
+
+void ToProto(const UnmaskRequest& request, v1::SecureUnmask* out);
+UnmaskRequest FromProto(const v1::SecureUnmask& in);
+
+v1::SecureShares ToProto(const UnmaskReply& reply);
+absl::StatusOr<UnmaskReply> FromProto(const v1::SecureShares& in,
+                                      uint32_t party);
+
+}  // namespace shefl
+
+#endif  // SHEFL_COMMON_NET_SECURE_WIRE_H_

@@ -1,0 +1,253 @@
+#include "server/state/secure_session.h"
+
+#include <cmath>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "common/core/log.h"
+#include "common/net/secure_wire.h"
+
+namespace shefl {
+
+double SecurePartyPlan::weight() const {
+  double sum = 0;
+  for (const auto& [client, w] : weights) sum += w;
+  return sum;
+}
+
+SecureSession::SecureSession(SecureModelPlan plan,
+                             std::chrono::milliseconds stage_timeout,
+                             Clock::time_point input_deadline, Send send)
+    : plan_(std::move(plan)),
+      stage_timeout_(stage_timeout),
+      input_deadline_(input_deadline),
+      send_(std::move(send)),
+      collector_(plan_.settings) {}
+
+const SecurePartyPlan* SecureSession::Party(uint32_t id) const {
+  for (const SecurePartyPlan& p : plan_.parties)
+    if (p.id == id) return &p;
+  return nullptr;
+}
+
+void SecureSession::Open(Stage s, std::vector<uint32_t> waiting,
+                         Clock::time_point until) {
+  stage_ = s;
+  waiting_ = std::set<uint32_t>(waiting.begin(), waiting.end());
+  until_ = until;
+}
+
+void SecureSession::Start() {
+  MutexLock lock(mu_);
+  std::vector<uint32_t> all;
+  for (const SecurePartyPlan& p : plan_.parties) {
+    v1::FeedMessage m;
+    v1::SecureSetup* s = m.mutable_secure_setup();
+    s->set_round(plan_.encoding.round);
+    s->set_model_id(plan_.encoding.model);
+    s->set_party(p.id);
+    s->set_support(plan_.support_bytes);
+    s->set_scale_bits(plan_.encoding.scale_bits);
+    s->set_clip(plan_.encoding.clip);
+    for (const auto& [client, w] : p.weights) {
+      v1::SecureWeight* sw = s->add_weights();
+      sw->set_client_id(static_cast<uint32_t>(client));
+      sw->set_weight(w);
+    }
+    send_(p.id, m);
+    all.push_back(p.id);
+  }
+  if (plan_.masked)
+    Open(Stage::kKeys, std::move(all), Clock::now() + stage_timeout_);
+  else
+    Open(Stage::kInputs, std::move(all), input_deadline_);
+}
+
+absl::Status SecureSession::Take(const v1::SecureCall& call) {
+  MutexLock lock(mu_);
+  if (auto st = TakeLocked(call); !st.ok()) return st;
+  waiting_.erase(call.party());
+  if (waiting_.empty()) CloseLocked();
+  return absl::OkStatus();
+}
+
+absl::Status SecureSession::TakeLocked(const v1::SecureCall& call) {
+  const uint32_t party = call.party();
+  if (Party(party) == nullptr)
+    return absl::PermissionDeniedError(absl::StrCat(
+        "party ", party, " is not in the secure session of round ",
+        plan_.encoding.round, " model ", plan_.encoding.model));
+  if (!waiting_.count(party))
+    return absl::FailedPreconditionError(absl::StrCat(
+        "party ", party, ": no message of this kind is awaited from it now"));
+  switch (call.stage_case()) {
+    case v1::SecureCall::kKeys: {
+      if (stage_ != Stage::kKeys) break;
+      auto advert = FromProto(call.keys());
+      if (!advert.ok()) return advert.status();
+      if (advert->party != party)
+        return absl::InvalidArgumentError("keys advertised for another party");
+      return collector_.AddAdvert(*advert);
+    }
+    case v1::SecureCall::kBoxes: {
+      if (stage_ != Stage::kShares) break;
+      auto boxes = BoxesFromProto(call.boxes());
+      if (!boxes.ok()) return boxes.status();
+      return collector_.AddBoxes(party, *std::move(boxes));
+    }
+    case v1::SecureCall::kInput:
+      if (stage_ != Stage::kInputs) break;
+      return TakeInput(call);
+    case v1::SecureCall::kShares: {
+      if (stage_ != Stage::kUnmask) break;
+      auto reply = FromProto(call.shares(), party);
+      if (!reply.ok()) return reply.status();
+      return collector_.AddReply(*reply);
+    }
+    default:
+      return absl::InvalidArgumentError("secure call without a stage");
+  }
+  return absl::FailedPreconditionError(
+      absl::StrCat("party ", party, ": a message of another stage"));
+}
+
+// A party declares the weight of the clients whose values its input
+// holds (a client whose training failed adds none): at most the plan's.
+absl::Status SecureSession::TakeInput(const v1::SecureCall& call) {
+  const uint32_t party = call.party();
+  auto input = FromProto(call.input(), party, plan_.settings.words);
+  if (!input.ok()) return input.status();
+  const double planned = Party(party)->weight();
+  if (!(input->weight > 0 && input->weight <= planned * (1 + 1e-9)))
+    return absl::InvalidArgumentError(absl::StrCat(
+        "party ", party, " declares weight ", input->weight, "; its clients' "
+        "public weights sum to ", planned));
+  declared_[party] = input->weight;
+  if (!plan_.masked) {
+    clear_[party] = std::move(input->y);
+    return absl::OkStatus();
+  }
+  return collector_.AddInput(*input);
+}
+
+void SecureSession::Tick(Clock::time_point now,
+                         const std::function<bool(uint32_t)>& gone) {
+  MutexLock lock(mu_);
+  if (stage_ == Stage::kDone) return;
+  for (auto it = waiting_.begin(); it != waiting_.end();)
+    it = gone(*it) ? waiting_.erase(it) : std::next(it);
+  if (waiting_.empty() || now >= until_) CloseLocked();
+}
+
+void SecureSession::CloseLocked() {
+  if (absl::Status st = CloseStage(); !st.ok()) {
+    outcome_.why = std::string(st.message());
+    stage_ = Stage::kDone;
+    LogLine("coordinator", outcome_.why);
+  }
+}
+
+absl::Status SecureSession::CloseStage() {
+  const auto now = Clock::now();
+  switch (stage_) {
+    case Stage::kKeys: {
+      auto roster = collector_.CloseAdverts();
+      if (!roster.ok()) return roster.status();
+      v1::FeedMessage m;
+      v1::SecureRoster* r = m.mutable_secure_roster();
+      r->set_round(plan_.encoding.round);
+      r->set_model_id(plan_.encoding.model);
+      r->set_run_id(roster->params.run_id);
+      r->set_threshold(roster->params.t);
+      r->set_support_hash(std::string(roster->params.support_hash.begin(),
+                                      roster->params.support_hash.end()));
+      r->set_model_hash(std::string(roster->params.model_hash.begin(),
+                                    roster->params.model_hash.end()));
+      for (const KeyAdvert& k : roster->keys) *r->add_keys() = ToProto(k);
+      for (uint32_t p : roster->params.roster) send_(p, m);
+      Open(Stage::kShares, roster->params.roster, now + stage_timeout_);
+      return absl::OkStatus();
+    }
+    case Stage::kShares: {
+      auto sharers = collector_.CloseShares();
+      if (!sharers.ok()) return sharers.status();
+      for (uint32_t p : *sharers) {
+        v1::FeedMessage m;
+        v1::SecureBoxes* b = m.mutable_secure_boxes();
+        b->set_round(plan_.encoding.round);
+        b->set_model_id(plan_.encoding.model);
+        AddBoxes(collector_.BoxesFor(p), b);
+        send_(p, m);
+      }
+      Open(Stage::kInputs, *sharers, input_deadline_);
+      return absl::OkStatus();
+    }
+    case Stage::kInputs: {
+      if (!plan_.masked) return Finish();
+      auto request = collector_.CloseInputs();
+      if (!request.ok()) return request.status();
+      v1::FeedMessage m;
+      v1::SecureUnmask* u = m.mutable_secure_unmask();
+      u->set_round(plan_.encoding.round);
+      u->set_model_id(plan_.encoding.model);
+      ToProto(*request, u);
+      for (uint32_t p : request->survivors) send_(p, m);
+      Open(Stage::kUnmask, request->survivors, now + stage_timeout_);
+      return absl::OkStatus();
+    }
+    case Stage::kUnmask:
+      return Finish();
+    case Stage::kDone:
+      return absl::OkStatus();
+  }
+  return absl::OkStatus();
+}
+
+// The survivors' sum, back to floats on the support, times the rule's
+// scale; the clients it holds.
+absl::Status SecureSession::Finish() {
+  SecureSum sum;
+  if (plan_.masked) {
+    auto s = collector_.Finish();
+    if (!s.ok()) return s.status();
+    sum = *std::move(s);
+  } else {
+    if (clear_.empty())
+      return absl::FailedPreconditionError(absl::StrCat(
+          "clear_support round ", plan_.encoding.round, " model ",
+          plan_.encoding.model, ": no input arrived"));
+    sum.sum.assign(plan_.settings.words, 0);
+    for (const auto& [party, y] : clear_) {
+      for (size_t i = 0; i < y.size(); ++i) sum.sum[i] += y[i];
+      sum.survivors.push_back(party);
+    }
+  }
+  // The mass is summed again in party order, so it does not depend on the
+  // order inputs arrived in.
+  double mass = 0;
+  for (uint32_t p : sum.survivors) mass += declared_.at(p);
+  auto values = SecureUpdate(sum.sum, mass, plan_.encoding);
+  if (!values.ok()) return values.status();
+  SparseDelta d{plan_.dim, plan_.encoding.support, *std::move(values)};
+  for (float& v : d.values) v = static_cast<float>(v * plan_.scale);
+  outcome_.update = std::move(d);
+  for (uint32_t p : sum.survivors)
+    for (const auto& [client, w] : Party(p)->weights)
+      outcome_.clients.push_back(client);
+  outcome_.survivors = static_cast<uint32_t>(sum.survivors.size());
+  outcome_.dropped = static_cast<uint32_t>(sum.dropped.size());
+  stage_ = Stage::kDone;
+  return absl::OkStatus();
+}
+
+bool SecureSession::done() const {
+  MutexLock lock(mu_);
+  return stage_ == Stage::kDone;
+}
+
+SecureSession::Outcome SecureSession::outcome() const {
+  MutexLock lock(mu_);
+  return outcome_;
+}
+
+}  // namespace shefl
