@@ -3,6 +3,7 @@
 #include <ATen/ATen.h>
 #include <grpcpp/client_context.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 
@@ -65,6 +66,7 @@ absl::Status SecureSessions::OnSetup(const CoordinatorLink& link,
   v1::SecureCall call;
   {
     MutexLock lock(mu_);
+    if (key.first <= ended_) return absl::OkStatus();  // a stale setup
     Session& session = sessions_[key];
     if (session.setup) return absl::AlreadyExistsError("a second setup");
     session.setup = true;
@@ -189,6 +191,7 @@ void SecureSessions::Contribute(const CoordinatorLink& link, int64_t round,
   const Key key{round, model};
   {
     MutexLock lock(mu_);
+    if (round <= ended_) return;  // its session is gone with its round
     Session& s = sessions_[key];
     if (!s.setup) {
       s.early[client] = std::move(delta);
@@ -290,6 +293,7 @@ absl::Status SecureSessions::Call(const CoordinatorLink& link,
 
 void SecureSessions::RoundEnded(int64_t round) {
   MutexLock lock(mu_);
+  ended_ = std::max(ended_, round);
   for (auto it = sessions_.begin(); it != sessions_.end();)
     it = it->first.first <= round ? sessions_.erase(it) : std::next(it);
 }

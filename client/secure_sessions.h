@@ -92,6 +92,7 @@ class SecureSessions {
   const Parts p_;
   Mutex mu_;
   std::map<Key, Session> sessions_ ABSL_GUARDED_BY(mu_);
+  int64_t ended_ ABSL_GUARDED_BY(mu_) = 0;  // the last round that ended
 };
 
 }  // namespace shefl

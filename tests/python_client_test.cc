@@ -10,7 +10,9 @@
 // by `shefl run --python-clients` finish with equal books and the C++-only
 // run's models; kill -9 of a Python client is survived; `pip install
 // ./python` works offline; `mypy --strict` finds no type error; secure
-// aggregation's primitives and party give the C++ library's bytes.
+// aggregation's primitives and party give the C++ library's bytes, and a
+// Python client takes part in secure rounds beside C++ daemons with the
+// C++-only run's models and books.
 #include <fstream>
 #include <string>
 #include <vector>
@@ -103,6 +105,28 @@ TEST_CASE("python: secure aggregation's primitives and party equal the C++ ones"
                   "test_pairwise_masks_cancel_mod_2_32_for_n_2_3_and_20",
                   "test_30_percent_dropped_at_any_stage_gives_the_survivors_exact_sum",
                   "test_a_party_refuses_a_request_that_would_reveal_an_input"});
+}
+
+// A Python client as a secure-aggregation party (shefl_client.secure_round):
+// mixed runs under common_support (the Python party hosting three clients,
+// then one) equal a C++-only run's models bit for bit and the coordinator's
+// books byte for byte, clear_support gives the same models; the support's
+// wire form, each client's words and residual, and the party's stages
+// checked without a coordinator.
+TEST_CASE("python: secure aggregation in a mixed run equals a C++-only run") {
+  RunPythonTests("test_secure_run",
+                 {"test_every_session_finishes_with_the_python_party_in_it",
+                  "test_models_equal_a_cpp_only_run",
+                  "test_clear_support_gives_the_common_support_models",
+                  "test_books_agree_byte_for_byte",
+                  "test_index_sets_round_trip_in_every_format",
+                  "test_index_sets_are_refused_as_the_cpp_refuses_them",
+                  "test_words_and_residuals_are_a_plain_reading_of_the_cpp",
+                  "test_the_packing_and_order_change_no_word",
+                  "test_inputs_that_do_not_fit_are_refused",
+                  "test_clear_support_sends_the_words_once_every_client_is_in",
+                  "test_a_refused_input_puts_the_residual_before_it_back",
+                  "test_masked_parties_send_each_stage_and_their_masks_cancel"});
 }
 
 TEST_CASE("python: pip install ./python works offline") {

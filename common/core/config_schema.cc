@@ -257,8 +257,8 @@ std::vector<Field> Fields(ExperimentConfig& c) {
        &c.secure.scale_bits, 1, 30},
       {"secure.clip", "c: each value is clipped to [-c, c] (the rest stays "
        "in the residual).", &c.secure.clip, 1e-12, 1e9},
-      {"secure.min_parties", "Fewer daemons training a model: secure "
-       "aggregation refuses to run.", &c.secure.min_parties, 2, 1e6},
+      {"secure.min_parties", "A model trained by fewer daemons in a round "
+       "is not aggregated that round.", &c.secure.min_parties, 2, 1e6},
       {"secure.stage_timeout_s", "How long the key, share and unmask "
        "stages wait for a party.", &c.secure.stage_timeout_s, 0.1, 1e6},
       {"robust.max_abs", "An update with a coordinate above this magnitude "

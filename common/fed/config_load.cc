@@ -174,6 +174,10 @@ void CheckSecure(ConfigResolution& r) {
                     absl::StrCat("method ", c.method, " keeps every client's "
                                  "model; ", why),
                     {"method"});
+  // What lies off the support, and what clipping and rounding take, stays
+  // in each client's residual: without it, it would be lost every round.
+  r.Pin("compression.error_feedback", "true",
+        "secure aggregation keeps what it does not send in the residual");
   // The per-update bounds read each update; secure.clip bounds each value.
   r.Pin("aggregation.robust", "false",
         absl::StrCat(why, "; secure.clip bounds every value instead"));

@@ -1,7 +1,8 @@
 """Byte accounting as both C++ ends keep it (common/net/accounting.h): every
 gRPC message at its serialized size plus gRPC's 5-byte message header, per
-round, per logical client (-1: the daemon as a whole), payload (model and
-delta chunks) apart from control, by direction. The coordinator applies the
+round, per logical client (-1: the daemon as a whole) and per model (-1:
+none), payload (model and delta chunks, masked inputs) apart from control,
+by direction. The coordinator applies the
 same rule to the same messages, so the per-client figures agree exactly;
 the round lines go to <out>/<name>.jsonl with the C++ daemon's fields."""
 from __future__ import annotations
@@ -15,12 +16,39 @@ from .codec import varint_length
 
 GRPC_MESSAGE_HEADER = 5
 DAEMON = -1
+NO_MODEL = -1
+_SECURE_KINDS = ("secure_setup", "secure_roster", "secure_boxes", "secure_unmask")
 # A generated protobuf message (shefl_client._proto is untyped).
 Message = Any
 
 
 def wire_size(message: Message) -> int:
     return int(message.ByteSize()) + GRPC_MESSAGE_HEADER
+
+
+def feed_round(message: Message, current: int) -> int:
+    """The round a feed message is booked under: a task's, a round end's or
+    a secure stage's own; `current` for the rest (FeedRound in C++)."""
+    kind = message.WhichOneof("kind")
+    if kind in ("task", "round_end") or kind in _SECURE_KINDS:
+        return int(getattr(message, kind).round)
+    return current
+
+
+def feed_client(message: Message) -> int:
+    """A task's client; DAEMON for everything else (FeedClient)."""
+    return int(message.task.client_id) if message.WhichOneof("kind") == "task" else DAEMON
+
+
+def feed_model(message: Message) -> int:
+    """A secure stage's model; NO_MODEL for everything else (FeedModel)."""
+    kind = message.WhichOneof("kind")
+    return int(getattr(message, kind).model_id) if kind in _SECURE_KINDS else NO_MODEL
+
+
+def is_secure_stage(message: Message) -> bool:
+    """A message of secure aggregation's stages (SecureStage is not "")."""
+    return message.WhichOneof("kind") in _SECURE_KINDS
 
 
 def label_count_bytes(client: Message) -> int:
@@ -44,6 +72,9 @@ class Ledger:
         self._lock = threading.Lock()
         # round -> client -> [payload_up, payload_down, control_up, control_down]
         self._rounds: dict[int, dict[int, list[int]]] = {}
+        # round -> model -> the same counts (not in the round line, which
+        # has the C++ daemon's fields; the coordinator's has them by model)
+        self._models: dict[int, dict[int, list[int]]] = {}
         self._train_seconds: dict[int, float] = {}
         self._train_samples: dict[int, int] = {}
         # round -> [logical_up, logical_down, physical_up, physical_down]
@@ -51,10 +82,13 @@ class Ledger:
         # round -> phase -> seconds (where a round's time went)
         self._phases: dict[int, dict[str, float]] = {}
 
-    def book(self, rnd: int, client: int, up: bool, payload: bool, nbytes: int) -> None:
+    def book(self, rnd: int, client: int, up: bool, payload: bool, nbytes: int,
+             model: int = NO_MODEL) -> None:
         slot = (0 if up else 1) if payload else (2 if up else 3)
         with self._lock:
             counts = self._rounds.setdefault(rnd, {}).setdefault(client, [0, 0, 0, 0])
+            counts[slot] += nbytes
+            counts = self._models.setdefault(rnd, {}).setdefault(model, [0, 0, 0, 0])
             counts[slot] += nbytes
 
     def add_training(self, rnd: int, seconds: float, samples: int) -> None:
@@ -77,6 +111,10 @@ class Ledger:
     def by_client(self, rnd: int) -> dict[int, list[int]]:
         with self._lock:
             return {c: list(v) for c, v in self._rounds.get(rnd, {}).items()}
+
+    def by_model(self, rnd: int) -> dict[int, list[int]]:
+        with self._lock:
+            return {m: list(v) for m, v in self._models.get(rnd, {}).items()}
 
     def round_line(self, rnd: int, daemon_name: str) -> dict[str, Any]:
         """The C++ daemon's round record (WriteRoundLine), and forgets the

@@ -1,8 +1,10 @@
 """One connection to the coordinator (Session in client/daemon_session.cc):
 register, hold the task feed, run the tasks one model at a time on a
 worker thread, and write each round's line once the round has ended and
-its work is done. Thread-safety: the feed runs on the caller's thread,
-heartbeats and the workers on their own; what they share is under
+its work is done. Under aggregation.secure a trained delta goes to the
+round's secure session (secure_round) instead of an upload, and the feed's
+secure stages go to it too. Thread-safety: the feed runs on the caller's
+thread, heartbeats and the workers on their own; what they share is under
 self.lock (the cache, expected clients, rounds in flight and ended)."""
 from __future__ import annotations
 
@@ -22,14 +24,12 @@ from ._proto import shefl_pb2 as pb
 from ._proto import shefl_pb2_grpc as pb_grpc
 from .client_state import ClientState
 from .options import ClientError, log
-from .session_items import (Fetch, Message, ModelTask, ModelWork, RoundEnd, SessionEnd,
-                            StatusCode, Task, WorkItem)
+from .secure_round import Link
+from .session_items import (TRANSIENT, Fetch, Message, ModelTask, ModelWork, RoundEnd,
+                            SessionEnd, StatusCode, Task, WorkItem)
 from .train import TrainContext
 
 CHUNK_BYTES = 1 << 20
-_TRANSIENT = {grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED,
-              grpc.StatusCode.CANCELLED, grpc.StatusCode.UNKNOWN,
-              grpc.StatusCode.INTERNAL, grpc.StatusCode.ABORTED}
 
 
 def _log(client: ClientState, text: str) -> None:
@@ -59,8 +59,13 @@ class Session:
         self.in_flight: dict[int, int] = {}  # round -> work items running
         self.ended: list[int] = []           # ended rounds whose lines are not written yet
 
-    def book(self, rnd: int, client: int, up: bool, payload: bool, nbytes: int) -> None:
-        self.c.ledger.book(rnd, client, up, payload, nbytes)
+    def book(self, rnd: int, client: int, up: bool, payload: bool, nbytes: int,
+             model: int = B.NO_MODEL) -> None:
+        self.c.ledger.book(rnd, client, up, payload, nbytes, model)
+
+    def link(self) -> Link:
+        """What a secure stage's call goes on: this connection."""
+        return Link(self.stub, self.metadata, self.c.session_id)
 
     # ------------------------------------------------------------ session
 
@@ -127,14 +132,17 @@ class Session:
             for msg in call:
                 self.last_heard = time.monotonic()
                 kind = msg.WhichOneof("kind")
-                rnd = (msg.task.round if kind == "task" else
-                       msg.round_end.round if kind == "round_end" else self.known_round)
-                who = msg.task.client_id if kind == "task" else B.DAEMON
-                self.book(rnd, who, False, False, B.wire_size(msg))
+                self.book(B.feed_round(msg, self.known_round), B.feed_client(msg), False, False,
+                          B.wire_size(msg), B.feed_model(msg))
                 if kind == "task":
                     self.known_round = max(self.known_round, msg.task.round)
                     self._enqueue_task(msg.task)
+                elif B.is_secure_stage(msg):
+                    if self.c.secure is not None:
+                        self.c.secure.on_feed(self.link(), msg)
                 elif kind == "round_end":
+                    if self.c.secure is not None:
+                        self.c.secure.round_ended(msg.round_end.round)
                     self.closed_round = msg.round_end.round
                     self.work.put(RoundEnd(msg.round_end.round))
                 elif kind == "shutdown":
@@ -144,7 +152,7 @@ class Session:
                 if self.c.stop.is_set():
                     break
         except grpc.RpcError as e:
-            if e.code() not in _TRANSIENT:
+            if e.code() not in TRANSIENT:
                 _log(self.c, "task feed ended: %s: %s" % (e.code().name, e.details()))
         if not shutdown:
             call.cancel()
@@ -205,6 +213,7 @@ class Session:
                 self._run_model(task, mt, deadline, self.c.modules[slot])
             except Exception as e:  # one task's failure never ends the daemon
                 _log(self.c, "client %d model %d: %s" % (task.client_id, mt.model_id, e))
+                self._secure_failed(task, mt)
             with self.lock:
                 self.in_flight[task.round] -= 1
                 if not self.in_flight[task.round]:
@@ -297,8 +306,8 @@ class Session:
         logical_up = 0
         for cid in [task.client_id] + list(also):
             alone.client_id = cid
-            self.book(task.round, cid, True, False, B.wire_size(alone))
-            self.book(task.round, cid, False, True, down)
+            self.book(task.round, cid, True, False, B.wire_size(alone), mt.model_id)
+            self.book(task.round, cid, False, True, down, mt.model_id)
             logical_up += B.wire_size(alone)
         c.ledger.add_download(task.round, logical_up, down * (len(also) + 1),
                               B.wire_size(req), down)
@@ -312,6 +321,7 @@ class Session:
         if task.round <= self.closed_round:
             _log(c, "client %d model %d: skipped: round %d is over"
                  % (task.client_id, mt.model_id, task.round))
+            self._secure_failed(task, mt)
             return
         self._await_task_burst()
         t0 = time.monotonic()
@@ -336,16 +346,31 @@ class Session:
             delta[0] = 1e38
         elif c.o.adversary == "flip":
             delta.mul_(-100.0)
+        if c.secure is not None:
+            # The whole delta goes to the round's secure session, which
+            # applies the residual itself; there is no upload.
+            c.secure.contribute(self.link(), task.round, mt.model_id, task.client_id,
+                                delta.detach().to("cpu", torch.float32).contiguous().numpy())
+            c.ledger.add_phase(task.round, "secure", time.monotonic() - t2)
+            _log(c, "round %d client %d model %d: given to the secure session, loss %.4f" % (
+                task.round, task.client_id, mt.model_id, loss))
+            return
         encoded, nnz = c.compressor.compress(task.client_id, mt.model_id, task.round, delta, mt.k)
         t3 = time.monotonic()
         c.ledger.add_phase(task.round, "compress", t3 - t2)
         code = self._upload(task, mt, encoded, loss, deadline)
         c.ledger.add_phase(task.round, "upload", time.monotonic() - t3)
-        if code not in _TRANSIENT:
+        if code not in TRANSIENT:
             c.compressor.settle(task.client_id, mt.model_id, task.round, code is None)
         _log(c, "round %d client %d model %d: %s, loss %.4f, %d of %d sent" % (
             task.round, task.client_id, mt.model_id,
             "sent" if code is None else "upload refused (%s)" % code.name, loss, nnz, c.dim))
+
+    def _secure_failed(self, task: Task, mt: ModelTask) -> None:
+        """Under aggregation.secure: this client adds nothing to the round's
+        session, which then stops waiting for it."""
+        if self.c.secure is not None:
+            self.c.secure.contribute(self.link(), task.round, mt.model_id, task.client_id, None)
 
     def _upload(self, task: Task, mt: ModelTask, encoded: bytes, loss: float,
                 deadline: float) -> Optional[StatusCode]:
@@ -372,8 +397,9 @@ class Session:
             _log(c, "client %d model %d: upload refused: %s" % (task.client_id, mt.model_id,
                                                                 e.details()))
             return e.code()
-        self.book(task.round, task.client_id, True, True, sum(B.wire_size(ch) for ch in chunks))
-        self.book(task.round, task.client_id, False, False, B.wire_size(reply))
+        self.book(task.round, task.client_id, True, True, sum(B.wire_size(ch) for ch in chunks),
+                  mt.model_id)
+        self.book(task.round, task.client_id, False, False, B.wire_size(reply), mt.model_id)
         if not reply.accepted:
             _log(c, "client %d model %d: upload refused: %s" % (task.client_id, mt.model_id,
                                                                 reply.reason))

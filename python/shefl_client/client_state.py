@@ -1,6 +1,7 @@
 """What a Python client daemon holds across its sessions (client/daemon.h's
 state): the options, the token, its clients, the user's module per worker,
-the shards, the compressor and the byte books; and the preparation done
+the shards, the compressor, the byte books and, under aggregation.secure,
+its secure-aggregation parties; and the preparation done
 once, at the first registration. Client (client.py) adds the connection
 loop; Session (client_session.py) reads and fills this state."""
 from __future__ import annotations
@@ -20,6 +21,7 @@ from .compress import DeltaCompressor, fingerprint
 from .data import Dataset, load_training_set
 from .options import ClientError, Options, log, parse_clients
 from .partition import training_indices
+from .secure_round import SecureSessions
 from .train import TrainContext
 
 Config = dict[str, Any]
@@ -55,6 +57,8 @@ class ClientState:
         self.config: Config = {}
         self.dim = 0
         self.compressor: DeltaCompressor  # set by prepare
+        # aggregation.secure: this daemon's parties (set by prepare); or None.
+        self.secure: Optional[SecureSessions] = None
         self.device = torch.device(_resolve_device(options.device))
         os.makedirs(options.out, exist_ok=True)
         os.makedirs(options.state_dir, exist_ok=True)
@@ -93,6 +97,11 @@ class ClientState:
             if n:
                 log(self.o.name, "%d error-feedback residuals restored from %s/residuals"
                     % (n, self.o.state_dir))
+        mode = str((self.config.get("aggregation") or {}).get("secure", "off"))
+        if mode != "off":
+            self.secure = SecureSessions(self.o.name, self.ledger, self.compressor.residuals,
+                                         self.dim, int(self.config.get("seed", 0)),
+                                         masked=mode == "common_support")
         self.prepared = True
         log(self.o.name, "%d clients (%d..%d) ready on %s in %.1f s; model '%s', d = %d; "
             "%d tasks at once, 1 thread each" % (

@@ -234,3 +234,35 @@ def decode(data: bytes, expected_dim: int,
         indices = np.arange(k, dtype=np.int64)
     values = _read_values(buf, pos, value_type, indices)
     return indices.astype(np.uint32), values
+
+
+def decode_index_set(data: bytes, expected_dim: int, max_k: int) -> npt.NDArray[np.uint32]:
+    """A set of coordinates (ascending uint32) sent as the index section of
+    a sparse delta of fp16 zeros, its 2k value bytes cut off
+    (common/sparse/index_set_codec.h): how a secure round's support travels.
+    The header is read for k, the zero values are put back, and the whole
+    goes through decode(), so the set meets every check an upload's indices
+    do. CodecError with the C++ message otherwise."""
+    buf = bytes(data)
+    if len(buf) < 4 or buf[1] != 1:  # value type fp16
+        raise CodecError("index set: not an fp16 codec header")
+    # d and k: the two LEB128 varints after the three fixed bytes, read as
+    # loosely as the C++ does here; decode() holds them to canonical form.
+    pos, fields = 3, [0, 0]
+    for f in range(2):
+        shift = 0
+        while True:
+            if pos >= len(buf) or shift > 35:
+                raise CodecError("index set: truncated header")
+            byte = buf[pos]
+            pos += 1
+            fields[f] |= (byte & 0x7F) << shift
+            shift += 7
+            if not byte & 0x80:
+                break
+    d, k = fields
+    if d != expected_dim or k > max_k:
+        raise CodecError("index set: %d of %d coordinates, expected at most %d of %d"
+                         % (k, d, max_k, expected_dim))
+    indices, _ = decode(buf + bytes(2 * k), expected_dim, max_k)
+    return indices

@@ -6,6 +6,7 @@ from __future__ import annotations
 import threading
 from typing import Any, NamedTuple, Optional, Union
 
+import grpc
 import torch
 
 # Generated protobuf messages and gRPC objects (shefl_client._proto is
@@ -14,6 +15,13 @@ Task = Any         # shefl_pb2.Task
 ModelTask = Any    # shefl_pb2.ModelTask
 Message = Any      # any shefl_pb2 message
 StatusCode = Any   # grpc.StatusCode
+
+# Codes that say nothing of what the coordinator did with a call (it may
+# not have seen it): a residual staged for it is neither committed nor
+# discarded (TaskUploader::Settles in C++).
+TRANSIENT = frozenset({grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED,
+                       grpc.StatusCode.CANCELLED, grpc.StatusCode.UNKNOWN,
+                       grpc.StatusCode.INTERNAL, grpc.StatusCode.ABORTED})
 
 
 class ModelWork(NamedTuple):

@@ -222,10 +222,7 @@ absl::Status SecureSession::Finish() {
       sum.survivors.push_back(party);
     }
   }
-  // The mass is summed again in party order, so it does not depend on the
-  // order inputs arrived in.
-  double mass = 0;
-  for (uint32_t p : sum.survivors) mass += declared_.at(p);
+  const double mass = Mass(sum.survivors);
   auto values = SecureUpdate(sum.sum, mass, plan_.encoding);
   if (!values.ok()) return values.status();
   SparseDelta d{plan_.dim, plan_.encoding.support, *std::move(values)};
@@ -238,6 +235,26 @@ absl::Status SecureSession::Finish() {
   outcome_.dropped = static_cast<uint32_t>(sum.dropped.size());
   stage_ = Stage::kDone;
   return absl::OkStatus();
+}
+
+// Where every survivor declared its whole planned weight, the mass is its
+// clients' weights summed in client order: the same double whatever the
+// packing of clients into daemons. Else the declared weights, in party
+// order (still independent of the order of arrival).
+double SecureSession::Mass(const std::vector<uint32_t>& survivors) const {
+  std::map<int64_t, double> clients;
+  double declared = 0;
+  bool whole = true;
+  for (uint32_t p : survivors) {
+    const SecurePartyPlan* party = Party(p);
+    declared += declared_.at(p);
+    whole = whole && declared_.at(p) == party->weight();
+    clients.insert(party->weights.begin(), party->weights.end());
+  }
+  if (!whole) return declared;
+  double mass = 0;
+  for (const auto& [client, w] : clients) mass += w;
+  return mass;
 }
 
 bool SecureSession::done() const {

@@ -92,6 +92,8 @@ class SecureSession {
   void CloseLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::Status CloseStage() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::Status Finish() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  double Mass(const std::vector<uint32_t>& survivors) const
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void Open(Stage s, std::vector<uint32_t> waiting, Clock::time_point until)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   const SecurePartyPlan* Party(uint32_t id) const;

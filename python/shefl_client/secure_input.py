@@ -1,0 +1,100 @@
+"""The arithmetic around the masks of a secure round, as
+common/secure/secure_input.h:
+  - a party turns each hosted client's update for a model into fixed-point
+    words on the common support C_t and adds them up (add_client_input):
+    its input before masking. What a client did not send stays in its
+    error-feedback residual: everything off C_t, and on C_t what clipping
+    and rounding took off, in the client's own units;
+  - the coordinator turns the unmasked sum back into the model's update on
+    C_t (secure_update): the sum read as fixed point over the weight mass
+    of the parties that survived.
+Each client rounds with its own generator, MT19937_64 from (run seed,
+SECURE_ROUNDING, round, model, client), and every step rounds as the C++
+does (float32 sums, double products), so a Python party's words are the C++
+party's bit for bit, however clients are packed into parties.
+Pure functions; thread-safe."""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Optional
+
+import numpy as np
+import numpy.typing as npt
+
+from .rng import SECURE_ROUNDING, make_rng
+from .secure_fixed_point import encode_fixed_point
+from .secure_masks import words
+from .secure_primitives import InvalidArgument, Words
+
+Floats = npt.NDArray[np.float32]
+
+
+@dataclass
+class SecureEncoding:
+    """What every party of a (round, model) agrees on."""
+    support: npt.NDArray[np.uint32] = field(
+        default_factory=lambda: np.zeros(0, dtype=np.uint32))  # C_t, ascending
+    clip: float = 0.0     # c: each value is clipped to [-c, c]
+    scale_bits: int = 24  # f
+    seed: int = 0         # the run's seed
+    round: int = 0
+    model: int = 0
+
+
+def _fmt(v: float) -> str:
+    """A double as absl::StrCat writes it (%g, six significant digits)."""
+    return "%g" % v
+
+
+def add_client_input(delta: npt.ArrayLike, weight: float, client: int,
+                     encoding: SecureEncoding, residual: Optional[npt.ArrayLike],
+                     q: Optional[Words]) -> tuple[Floats, Words]:
+    """(the client's next residual, the party's input with its words added).
+    x = delta + residual (float32; residual None or empty means zeros); on
+    C_t the client adds round(weight * clip(x) * 2^f) to q (None or empty
+    before the first client); the residual is x less what was sent, divided
+    back by the weight. `weight` is the client's public weight, in (0, 1].
+    InvalidArgument as AddClientInput refuses."""
+    x = np.array(delta, dtype=np.float32).reshape(-1)
+    d, support = x.size, np.asarray(encoding.support, dtype=np.int64)
+    k = support.size
+    if not (weight > 0 and weight <= 1):
+        raise InvalidArgument("secure aggregation: client %d's weight %s is not in (0, 1]"
+                              % (client, _fmt(weight)))
+    r = None if residual is None else np.asarray(residual, dtype=np.float32).reshape(-1)
+    if r is not None and r.size and r.size != d:
+        raise InvalidArgument("secure aggregation: client %d's residual has %d entries, its "
+                              "update %d" % (client, r.size, d))
+    if q is not None and q.size and q.size != k:
+        raise InvalidArgument("secure aggregation: inputs of two sizes")
+    if k and int(support[-1]) >= d:
+        raise InvalidArgument("secure aggregation: support coordinate %d beyond the model's %d"
+                              % (int(support[-1]), d))
+    if r is not None and r.size:
+        x = x + r  # float32 sums, as the C++ loop
+    # fmax/fmin as C's: a NaN gives way to the bound.
+    v = x[support].astype(np.float64)
+    weighted = (weight * np.fmin(np.fmax(v, -encoding.clip), encoding.clip)).astype(np.float32)
+    rng = make_rng(encoding.seed, SECURE_ROUNDING, (encoding.round, encoding.model, client))
+    enc = encode_fixed_point(weighted, encoding.clip, encoding.scale_bits, rng)
+    # What was sent, in the client's own units, leaves its books; the rest
+    # (all of x off the support) stays.
+    sent = np.ldexp(enc.q.view(np.int32).astype(np.float64), -encoding.scale_bits) / weight
+    x[support] = (x[support].astype(np.float64) - sent).astype(np.float32)
+    total = words(np.zeros(k, dtype=np.uint32) if q is None or not q.size else q)
+    return x, total + enc.q  # uint32 wraps mod 2^32
+
+
+def secure_update(total: npt.ArrayLike, weight_mass: float,
+                  encoding: SecureEncoding) -> Floats:
+    """The model's update on C_t (values in support order) from the
+    unmasked sum of the survivors' inputs and their weight mass."""
+    s = words(total)
+    if s.size != np.asarray(encoding.support).size:
+        raise InvalidArgument("secure aggregation: a sum of %d words for a support of %d"
+                              % (s.size, np.asarray(encoding.support).size))
+    if not (weight_mass > 0) or not math.isfinite(weight_mass):
+        raise InvalidArgument("secure aggregation: no weight survived")
+    signed = s.view(np.int32).astype(np.float64)
+    return (np.ldexp(signed, -encoding.scale_bits) / weight_mass).astype(np.float32)

@@ -1,0 +1,81 @@
+// aggregation.secure's keys at load (common/fed/config_load.cc): what a
+// secure round cannot serve is refused naming the key -- a method that
+// keeps every client's model (fens), the per-update robust bounds written
+// out, a reduction of its own, over-selection, a threshold of 1, and a
+// fixed-point sum that could overflow 32 bits -- and what it replaces is
+// resolved: the robust bounds off, secure.clip bounding each value, and
+// error feedback on (the residual keeps what is not sent).
+#include <string>
+#include <vector>
+
+#include "common/core/config.h"
+#include "common/fed/config_load.h"
+#include "tests/test_support.h"
+
+#include <catch2/catch.hpp>
+
+namespace shefl {
+namespace {
+
+using namespace testing;
+
+absl::StatusOr<ExperimentConfig> Load(std::vector<std::string> sets) {
+  sets.insert(sets.begin(), "aggregation.secure=common_support");
+  return ParseConfigWithOverrides(SyntheticConfig(), "t.yaml", sets);
+}
+
+std::string ErrorOf(const std::vector<std::string>& sets) {
+  auto c = Load(sets);
+  REQUIRE_FALSE(c.ok());
+  return std::string(c.status().message());
+}
+
+TEST_CASE("secure config: defaults, and the robust bounds resolved off") {
+  auto off = ParseConfigWithOverrides(SyntheticConfig(), "t.yaml", {});
+  REQUIRE(off.ok());
+  CHECK(off->aggregation.secure == "off");
+  CHECK(off->aggregation.robust);
+  auto c = Load({});
+  REQUIRE(c.ok());
+  CHECK(c->aggregation.secure == "common_support");
+  CHECK_FALSE(c->aggregation.robust);
+  CHECK(c->compression.error_feedback);
+  CHECK(c->secure.scale_bits == 24);
+  CHECK(c->secure.clip == 1.0);
+  CHECK(c->secure.min_parties == 5);
+  CHECK(c->secure.explore_fraction == 0.25);
+  // The resolved config (what daemons get) loads again.
+  auto again = ParseConfigWithOverrides(ConfigToYaml(*c), "resolved", {});
+  INFO((again.ok() ? "" : std::string(again.status().message())));
+  REQUIRE(again.ok());
+  CHECK(again->aggregation.secure == "common_support");
+}
+
+TEST_CASE("secure config: what needs each update is refused, naming the key") {
+  CHECK_THAT(ErrorOf({"method=fens"}), Catch::Contains("aggregation.secure"));
+  CHECK_THAT(ErrorOf({"method=fens"}), Catch::Contains("keeps every client's model"));
+  CHECK_THAT(ErrorOf({"aggregation.robust=true"}),
+             Catch::Contains("aggregation.robust"));
+  CHECK_THAT(ErrorOf({"compression.error_feedback=false"}),
+             Catch::Contains("compression.error_feedback"));
+  CHECK_THAT(ErrorOf({"aggregation.reduction=fixed_point"}),
+             Catch::Contains("aggregation.reduction"));
+  CHECK_THAT(ErrorOf({"clients.over_selection=0.5"}),
+             Catch::Contains("clients.over_selection"));
+  CHECK_THAT(ErrorOf({"secure.threshold=1"}), Catch::Contains("secure.threshold"));
+  CHECK_THAT(ErrorOf({"aggregation.secure=masks"}),
+             Catch::Contains("aggregation.secure"));
+}
+
+TEST_CASE("secure config: a sum that could overflow 32 bits is refused") {
+  // 5 clients a round: 5 ceil(c 2^24) < 2^31 holds up to c = 25.6.
+  CHECK(Load({"secure.clip=25"}).ok());
+  const std::string e = ErrorOf({"secure.clip=26"});
+  CHECK_THAT(e, Catch::Contains("secure.clip"));
+  CHECK_THAT(e, Catch::Contains("overflow"));
+  // A smaller scale makes room.
+  CHECK(Load({"secure.clip=26", "secure.scale_bits=20"}).ok());
+}
+
+}  // namespace
+}  // namespace shefl

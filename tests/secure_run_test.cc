@@ -1,0 +1,231 @@
+// Secure aggregation in whole runs (aggregation.secure; docs/DESIGN.md,
+// "Secure aggregation"), with a real coordinator and real daemons on
+// 127.0.0.1: a masked run's models equal those of a clear_support run of
+// the same support, clipping and rounding bit for bit, whatever the
+// packing of clients into daemons; the books hold every secure message,
+// the masked inputs at the size the design gives (4K bytes and the
+// framing), and both ends agree; 30% of the daemons killed -9 mid-round
+// leave every round closed with the survivors' sum; one more than n - t
+// gone abandons the model's round and the models do not move.
+#include <signal.h>
+
+#include <string>
+#include <vector>
+
+#include "common/net/accounting.h"
+#include "tests/local_processes.h"
+#include "tests/test_support.h"
+
+#include <catch2/catch.hpp>
+
+namespace shefl {
+namespace {
+
+using namespace testing;
+
+// The synthetic config with every client an HPC in every round (so each
+// model has a party per daemon), two members and secure aggregation on.
+std::string SecureConfig() {
+  return SyntheticConfig("aggregation:\n  secure: common_support\n");
+}
+
+std::vector<std::string> Clients(int n, std::vector<std::string> sets) {
+  const std::string c = std::to_string(n);
+  for (const std::string& s :
+       {"clients.num_clients=" + c, "clients.num_hpc=" + c,
+        "clients.per_round_hpc=" + c, "clients.per_round_lpc=0",
+        std::string("model.num_models=2"), std::string("round_deadline_s=120")})
+    sets.push_back(s);
+  return sets;
+}
+
+// `shefl run` of dir/c.yaml with `daemons` daemons; the results folder.
+std::string Run(const TempDir& dir, const std::string& name, int daemons,
+                const std::vector<std::string>& sets) {
+  std::vector<std::string> argv = {BinDir() + "/shefl", "run", dir / "c.yaml",
+                                   "--daemons", std::to_string(daemons),
+                                   "--threads", "1", "--out", dir / name};
+  for (const std::string& s : sets) argv.insert(argv.end(), {"--set", s});
+  auto r = RunProcess(argv, 300);
+  INFO(r.output);
+  REQUIRE(r.exit_code == 0);
+  return dir / name;
+}
+
+nlohmann::json Summary(const std::string& run) {
+  return nlohmann::json::parse(ReadFile(run + "/summary.json"));
+}
+
+// Every byte up of a books line, and every byte down to its clients (a
+// daemon's own down traffic also holds the round's end, which the
+// coordinator books after writing the round's line).
+std::pair<uint64_t, uint64_t> LineBytes(const nlohmann::json& line) {
+  const auto& d = line["daemon_bytes"];
+  uint64_t up = d["payload_up"].get<uint64_t>() + d["control_up"].get<uint64_t>();
+  uint64_t down = 0;
+  for (const auto& [client, c] : line["bytes_by_client"].items()) {
+    up += c["payload_up"].get<uint64_t>() + c["control_up"].get<uint64_t>();
+    down += c["payload_down"].get<uint64_t>() + c["control_down"].get<uint64_t>();
+  }
+  return {up, down};
+}
+
+// The masked input of `party` for `model` in `round`: K words.
+uint64_t InputCallBytes(int64_t round, uint32_t model, uint32_t party,
+                        uint64_t words, const std::string& session_id) {
+  v1::SecureCall call;
+  call.set_session_id(session_id);
+  call.set_round(round);
+  call.set_model_id(model);
+  call.set_party(party);
+  call.mutable_input()->set_weight(1.0);
+  call.mutable_input()->set_words(std::string(4 * words, '\0'));
+  return WireSize(call);
+}
+
+TEST_CASE("secure: masked models equal clear_support ones whatever the packing, "
+          "and the books hold every stage") {
+  TempDir dir;
+  WriteFile(dir / "c.yaml", SecureConfig());
+  const std::string masked = Run(dir, "masked", 6, Clients(6, {}));
+  const std::string clear =
+      Run(dir, "clear", 3,
+          Clients(6, {"aggregation.secure=clear_support", "secure.min_parties=3"}));
+  const std::string plain =
+      Run(dir, "plain", 6, Clients(6, {"aggregation.secure=off"}));
+  INFO(Summary(masked).dump());
+  CHECK(Summary(masked)["model_sha256"] == Summary(clear)["model_sha256"]);
+  // The support is not the clients' own top-k: another model.
+  CHECK(Summary(masked)["model_sha256"] != Summary(plain)["model_sha256"]);
+
+  const auto rounds = ReadJsonl(masked + "/rounds.jsonl");
+  REQUIRE(rounds.size() == 3);
+  for (const auto& line : rounds) {
+    INFO(line.dump());
+    const int64_t round = line["round"].get<int64_t>();
+    uint64_t inputs = 0;
+    for (uint32_t m = 0; m < 2; ++m) {
+      const auto& s = line["secure"][std::to_string(m)];
+      CHECK(s["outcome"] == "finished");
+      CHECK(s["survivors"] == 6);
+      CHECK(s["dropped"] == 0);
+      const uint64_t words = s["words"].get<uint64_t>();
+      CHECK(words == 4441);  // K = k = 10% of d = 44,404
+      // A session id is 32 hex digits; each party's input is 4K bytes and
+      // its framing.
+      for (uint32_t party = 0; party < 6; ++party)
+        inputs += InputCallBytes(round, m, party, words, std::string(32, 'a'));
+    }
+    const auto& b = line["secure_bytes"];
+    CHECK(b["masked_input"]["up"].get<uint64_t>() == inputs);
+    CHECK(b["masked_input"]["down"].get<uint64_t>() == 12 * 7);  // accepted
+    CHECK(b["setup"]["up"].get<uint64_t>() > 0);
+    CHECK(b["setup"]["down"].get<uint64_t>() > 0);
+    CHECK(b["unmask"]["up"].get<uint64_t>() > 0);
+    // Nothing went as a plain upload: the payload up is the inputs.
+    uint64_t payload_up = 0;
+    for (const auto& [client, c] : line["bytes_by_client"].items())
+      payload_up += c["payload_up"].get<uint64_t>();
+    CHECK(payload_up == inputs);
+  }
+  // Both ends' books agree, every secure message included.
+  uint64_t d_up = 0, d_down = 0, r_up = 0, r_down = 0;
+  for (int d = 0; d < 6; ++d)
+    for (const auto& line :
+         ReadJsonl(masked + "/daemons/daemon-" + std::to_string(d) + ".jsonl")) {
+      auto [up, down] = LineBytes(line);
+      d_up += up, d_down += down;
+    }
+  for (const auto& line : rounds) {
+    auto [up, down] = LineBytes(line);
+    r_up += up, r_down += down;
+  }
+  CHECK(d_up == r_up);
+  CHECK(d_down == r_down);
+}
+
+// Starts a coordinator and `n` daemons of one client each.
+struct Federation {
+  Federation(const TempDir& dir, int n, const std::vector<std::string>& sets) {
+    port = FreePort();
+    coordinator = Spawn(CoordinatorArgv(dir, port, sets), dir / "c.log");
+    for (int i = 0; i < n; ++i)
+      daemons.push_back(Spawn(DaemonArgv(dir, port, "d" + std::to_string(i),
+                                         std::to_string(i)),
+                              dir / ("d" + std::to_string(i) + ".log")));
+  }
+  ~Federation() {
+    for (int pid : daemons) ::kill(-pid, SIGKILL);
+    ::kill(-coordinator, SIGKILL);
+  }
+  void Kill(int i) {
+    ::kill(-daemons[i], SIGKILL);
+    WaitFor(daemons[i], 10);
+  }
+  int port = 0, coordinator = 0;
+  std::vector<int> daemons;
+};
+
+TEST_CASE("secure: 30% of the daemons killed -9 mid-round, every round closes "
+          "with the survivors' sum") {
+  TempDir dir;
+  WriteFile(dir / "c.yaml", SecureConfig());
+  Federation f(dir, 10,
+               Clients(10, {"rounds=4", "train.local_steps=400",
+                            "clients.lost_after_s=2", "clients.min_connected=7",
+                            "secure.stage_timeout_s=20"}));
+  REQUIRE(WaitUntil([&] { return ReadJsonl(dir / "run/rounds.jsonl").size() >= 1; },
+                    240));
+  // Round 2 is open: its parties are advertising, sharing or training.
+  for (int i : {2, 5, 8}) f.Kill(i);
+  INFO(ReadFile(dir / "c.log"));
+  REQUIRE(WaitFor(f.coordinator, 300) == 0);
+  const auto rounds = ReadJsonl(dir / "run/rounds.jsonl");
+  REQUIRE(rounds.size() == 4);
+  for (const auto& line : rounds) {
+    INFO(line.dump());
+    for (const char* m : {"0", "1"}) {
+      const auto& s = line["secure"][m];
+      CHECK(s["outcome"] == "finished");
+      // t = floor(2n/3) + 1 of n = 10 is 7: the 7 survivors suffice.
+      CHECK(s["survivors"].get<int>() >= 7);
+    }
+    // A round after the loss has only the survivors' clients in it.
+    if (line["round"].get<int>() >= 3)
+      CHECK(line["secure"]["0"]["survivors"] == 7);
+  }
+  CHECK(rounds[1]["secure"]["0"]["clients"].get<int>() <= 10);
+  CHECK(Summary(dir / "run")["rounds"] == 4);
+}
+
+TEST_CASE("secure: one more than n - t gone abandons the round, and the models "
+          "do not move") {
+  TempDir dir;
+  WriteFile(dir / "c.yaml", SecureConfig());
+  Federation f(dir, 6,
+               Clients(6, {"rounds=4", "train.local_steps=400",
+                           "clients.lost_after_s=2", "clients.min_connected=4",
+                           "secure.threshold=5", "secure.min_parties=3",
+                           "secure.stage_timeout_s=20"}));
+  REQUIRE(WaitUntil([&] { return ReadJsonl(dir / "run/rounds.jsonl").size() >= 1; },
+                    240));
+  f.Kill(1);
+  f.Kill(4);
+  INFO(ReadFile(dir / "c.log"));
+  REQUIRE(WaitFor(f.coordinator, 300) == 0);
+  const auto rounds = ReadJsonl(dir / "run/rounds.jsonl");
+  REQUIRE(rounds.size() == 4);
+  CHECK(rounds[0]["secure"]["0"]["outcome"] == "finished");
+  // From the round of the loss on, 4 parties are left, fewer than t = 5:
+  // every session abandoned, nothing unmasked, the models as they were.
+  for (size_t i = 1; i < rounds.size(); ++i) {
+    INFO(rounds[i].dump());
+    for (const char* m : {"0", "1"})
+      CHECK(rounds[i]["secure"][m]["outcome"] == "abandoned");
+    CHECK(rounds[i]["ensemble_accuracy"] == rounds[0]["ensemble_accuracy"]);
+  }
+  CHECK_THAT(ReadFile(dir / "c.log"), Catch::Contains("nothing is unmasked"));
+}
+
+}  // namespace
+}  // namespace shefl
