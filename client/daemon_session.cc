@@ -79,6 +79,7 @@ absl::StatusOr<CoordinatorLink> Daemon::Register(v1::Coordinator::Stub& stub) {
   CoordinatorLink link{&stub, reply.session_id(), token_};
   if (exposer_) exposer_->SetRunId(reply.run_id());
   if (trainer_) trainer_->NewSession();
+  if (secure_) secure_->NewSession();
   if (auto adopted = AdoptClients(reply); !adopted.ok()) return adopted;
   LogLine(o_.name, absl::StrCat("registered with ", o_.coordinator,
                                 " for run '", reply.run_name(), "'"));

@@ -291,6 +291,12 @@ absl::Status SecureSessions::Call(const CoordinatorLink& link,
   return absl::OkStatus();
 }
 
+void SecureSessions::NewSession() {
+  MutexLock lock(mu_);
+  sessions_.clear();
+  ended_ = 0;
+}
+
 void SecureSessions::RoundEnded(int64_t round) {
   MutexLock lock(mu_);
   ended_ = std::max(ended_, round);

@@ -57,6 +57,9 @@ class SecureSessions {
                   int64_t client, std::optional<std::vector<float>> delta);
   // The round is over: its sessions are dropped.
   void RoundEnded(int64_t round);
+  // A new registration: what the last connection left is gone, and a
+  // coordinator resumed from a checkpoint may run an ended round again.
+  void NewSession();
 
  private:
   using Key = std::pair<int64_t, int64_t>;  // (round, model)

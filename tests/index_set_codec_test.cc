@@ -54,7 +54,7 @@ TEST_CASE("index sets refuse another d, too many, truncation and fp32 headers") 
   auto bytes = EncodeIndexSet(10000, set);
   REQUIRE(bytes.ok());
   CHECK_FALSE(DecodeIndexSet(*bytes, 9999, 10000).ok());
-  CHECK_FALSE(DecodeIndexSet(*bytes, 10000, 99).ok());
+  CHECK_FALSE(DecodeIndexSet(*bytes, 10000, set.size() - 1).ok());
   CHECK_FALSE(DecodeIndexSet(bytes->substr(0, bytes->size() - 1), 10000, 10000).ok());
   CHECK_FALSE(DecodeIndexSet(bytes->substr(0, 3), 10000, 10000).ok());
   CHECK_FALSE(DecodeIndexSet(*bytes + "x", 10000, 10000).ok());

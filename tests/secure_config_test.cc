@@ -52,8 +52,12 @@ TEST_CASE("secure config: defaults, and the robust bounds resolved off") {
 }
 
 TEST_CASE("secure config: what needs each update is refused, naming the key") {
-  CHECK_THAT(ErrorOf({"method=fens"}), Catch::Contains("aggregation.secure"));
-  CHECK_THAT(ErrorOf({"method=fens"}), Catch::Contains("keeps every client's model"));
+  // fens as it would otherwise load: one round, one model, every client.
+  const std::vector<std::string> fens = {"method=fens", "rounds=1",
+                                         "model.num_models=1",
+                                         "clients.per_round_lpc=6"};
+  CHECK_THAT(ErrorOf(fens), Catch::Contains("aggregation.secure"));
+  CHECK_THAT(ErrorOf(fens), Catch::Contains("keeps every client's model"));
   CHECK_THAT(ErrorOf({"aggregation.robust=true"}),
              Catch::Contains("aggregation.robust"));
   CHECK_THAT(ErrorOf({"compression.error_feedback=false"}),

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "common/net/accounting.h"
+#include "shefl.pb.h"
 #include "tests/local_processes.h"
 #include "tests/test_support.h"
 
@@ -31,10 +32,10 @@ std::string SecureConfig() {
 
 std::vector<std::string> Clients(int n, std::vector<std::string> sets) {
   const std::string c = std::to_string(n);
-  for (const std::string& s :
-       {"clients.num_clients=" + c, "clients.num_hpc=" + c,
-        "clients.per_round_hpc=" + c, "clients.per_round_lpc=0",
-        std::string("model.num_models=2"), std::string("round_deadline_s=120")})
+  for (const std::string& s : std::vector<std::string>{
+           "clients.num_clients=" + c, "clients.num_hpc=" + c,
+           "clients.per_round_hpc=" + c, "clients.per_round_lpc=0",
+           "model.num_models=2", "round_deadline_s=120"})
     sets.push_back(s);
   return sets;
 }

@@ -118,6 +118,8 @@ class Session:
         self.book(self.known_round, B.DAEMON, True, False, daemon_bytes)
 
     def _feed(self) -> str:
+        if self.c.secure is not None:
+            self.c.secure.new_session()
         req = self._feed_request()
         call = self.stub.TaskFeed(req, metadata=self.metadata)
         self._book_feed_request(req)

@@ -97,6 +97,7 @@ class SecureSessions:
         self.dim, self.seed, self.masked = dim, seed, masked
         self._lock = threading.Lock()
         self._sessions: dict[Key, _Session] = {}
+        self._ended = 0  # the last round that ended: its sessions are gone
 
     def _log(self, key: Key, what: str) -> None:
         log(self.name, "secure round %d model %d: %s" % (key[0], key[1], what))
@@ -127,6 +128,8 @@ class SecureSessions:
         support = decode_index_set(s.support, self.dim, self.dim)
         call = pb.SecureCall()
         with self._lock:
+            if key[0] <= self._ended:
+                return  # a stale setup
             session = self._sessions.setdefault(key, _Session())
             if session.setup:
                 raise AlreadyExists("a second setup")
@@ -225,6 +228,8 @@ class SecureSessions:
         (it adds nothing, but the party stops waiting for it)."""
         key = (rnd, model)
         with self._lock:
+            if rnd <= self._ended:
+                return  # its session is gone with its round
             s = self._sessions.setdefault(key, _Session())
             if not s.setup:
                 s.early[client] = delta
@@ -232,9 +237,17 @@ class SecureSessions:
             self._add_locked(key, s, client, delta)
         self._maybe_send_input(link, key)
 
+    def new_session(self) -> None:
+        """A new registration: what the last connection left is gone, and a
+        coordinator resumed from a checkpoint may run an ended round again."""
+        with self._lock:
+            self._sessions.clear()
+            self._ended = 0
+
     def round_ended(self, rnd: int) -> None:
         """The round is over: its sessions (and any earlier) are dropped."""
         with self._lock:
+            self._ended = max(self._ended, rnd)
             for key in [k for k in self._sessions if k[0] <= rnd]:
                 del self._sessions[key]
 
