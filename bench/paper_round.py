@@ -9,7 +9,7 @@ images every round. Same data, model (McMahan's CNN), optimiser and sizes
 as the config; its own partition and sampling draws (this measures time,
 not accuracy).
 
-  bench/paper_round.py [--rounds R] [--seed S] [--channels-last]
+  bench/paper_round.py [--rounds R] [--seed S] [--channels-last] [--bf16]
 Prints one JSON line per round: {"round", "seconds", "accuracy",
 "train_samples"} (samples trained on: shard sizes times epochs, summed over
 every (client, model) of the round), and a last line {"process_seconds",
@@ -20,6 +20,13 @@ loading and imports included, for comparing whole runs.
 weights and inputs in channels-last memory format, so oneDNN's
 convolutions skip a reorder at every call (about 1.7x faster here than
 the default NCHW). paper_round.sh compares against both.
+
+--bf16 is what that user adds on a CPU with bf16 units (AVX512_BF16 or
+AMX): torch.autocast("cpu", dtype=torch.bfloat16) around the forward pass
+and the loss, in training and in evaluation; the weights, gradients and
+optimiser stay fp32, as in shefl's train.precision=bf16. On a CPU without
+bf16 units it refuses to run (autocast would emulate bf16 and measure
+nothing a user would choose). The last line then says "precision": "bf16".
 """
 import sys
 
@@ -100,7 +107,20 @@ def load_flat(model, w):
         off += n
 
 
-def train(net, global_w, x, y, shard, rng, fmt):
+def cpu_has_bf16():
+    """AVX512_BF16 or AMX, from the kernel's flags (Linux)."""
+    try:
+        flags = open("/proc/cpuinfo").read()
+    except OSError:
+        return False
+    return "avx512_bf16" in flags or "amx_bf16" in flags
+
+
+def autocast(bf16):
+    return torch.autocast("cpu", dtype=torch.bfloat16, enabled=bf16)
+
+
+def train(net, global_w, x, y, shard, rng, fmt, bf16=False):
     load_flat(net, global_w)
     opt = torch.optim.SGD(net.parameters(), lr=LR, weight_decay=WD)
     for _ in range(EPOCHS):
@@ -108,7 +128,9 @@ def train(net, global_w, x, y, shard, rng, fmt):
         for b in range(0, len(order), BATCH):
             ids = torch.from_numpy(order[b:b + BATCH])
             opt.zero_grad()
-            F.cross_entropy(net(x[ids].contiguous(memory_format=fmt)), y[ids]).backward()
+            with autocast(bf16):
+                loss = F.cross_entropy(net(x[ids].contiguous(memory_format=fmt)), y[ids])
+            loss.backward()
             opt.step()
     return flat(net) - global_w
 
@@ -120,14 +142,14 @@ def topk(delta, k):
     return out
 
 
-def evaluate(nets, models, tx, ty, fmt):
+def evaluate(nets, models, tx, ty, fmt, bf16=False):
     probs = torch.zeros(len(ty), 10)
-    with torch.no_grad():
+    with torch.no_grad(), autocast(bf16):
         for net, w in zip(nets, models):
             load_flat(net, w)
             for b in range(0, len(ty), 1000):
                 batch = tx[b:b + 1000].contiguous(memory_format=fmt)
-                probs[b:b + 1000] += F.softmax(net(batch), dim=1)
+                probs[b:b + 1000] += F.softmax(net(batch).float(), dim=1)
     return (probs.argmax(1) == ty).float().mean().item()
 
 
@@ -137,7 +159,13 @@ def main():
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--channels-last", action="store_true",
                     help="weights and inputs channels-last (the strong CPU script)")
+    ap.add_argument("--bf16", action="store_true",
+                    help="bf16 autocast of the forward pass and the loss (CPUs with "
+                         "AVX512_BF16 or AMX)")
     args = ap.parse_args()
+    if args.bf16 and not cpu_has_bf16():
+        sys.exit("paper_round.py: --bf16 needs a CPU with AVX512_BF16 or AMX "
+                 "(/proc/cpuinfo lists neither avx512_bf16 nor amx_bf16)")
     fmt = torch.channels_last if args.channels_last else torch.contiguous_format
     torch.manual_seed(args.seed)
     rng = np.random.default_rng(args.seed)
@@ -163,12 +191,13 @@ def main():
                             sum(len(shards[l]) for l in lpcs))
         for h in hpcs:
             for m in range(M):
-                delta = topk(train(nets[m], models[m], x, y, shards[h], rng, fmt), k)
+                delta = topk(train(nets[m], models[m], x, y, shards[h], rng, fmt,
+                                   args.bf16), k)
                 sums[(m, "H")][0] += delta
                 sums[(m, "H")][1] += 1
         for c, l in enumerate(lpcs):
             m = perm[c][t % M]
-            delta = topk(train(nets[m], models[m], x, y, shards[l], rng, fmt), k)
+            delta = topk(train(nets[m], models[m], x, y, shards[l], rng, fmt, args.bf16), k)
             sums[(m, "L")][0] += delta
             sums[(m, "L")][1] += 1
         for m in range(M):
@@ -177,13 +206,14 @@ def main():
             dh = sh / nh if nh else 0
             dl = sl / nl if nl else 0
             models[m] = models[m] + beta * dh + (1 - beta) * dl
-        acc = evaluate(nets, models, tx, ty, fmt)
+        acc = evaluate(nets, models, tx, ty, fmt, args.bf16)
         total_samples += samples
         print(json.dumps({"round": t + 1, "seconds": time.time() - start,
                           "accuracy": acc, "train_samples": samples}),
               flush=True)
     print(json.dumps({"process_seconds": time.time() - START, "train_samples": total_samples,
-                      "layout": "channels_last" if args.channels_last else "nchw"}), flush=True)
+                      "layout": "channels_last" if args.channels_last else "nchw",
+                      "precision": "bf16" if args.bf16 else "fp32"}), flush=True)
 
 
 if __name__ == "__main__":

@@ -1,17 +1,22 @@
 #!/usr/bin/env bash
 # The SHEFL paper round, ours against a plain PyTorch-eager script of it
-# (bench/paper_round.py), run alternately in one sitting on this machine.
+# (bench/paper_round.py), run alternately in one sitting on this machine,
+# like for like: shefl in fp32 against the script in fp32, and, on a CPU
+# with bf16 units (AVX512_BF16 or AMX), shefl with train.precision and
+# eval.precision bf16 against the script with bf16 autocast
+# (`paper_round.py --bf16`).
 #   bench/paper_round.sh [SITTINGS] [ROUNDS] [extra shefl run args...]
-# Defaults: 3 sittings of 3 rounds each. Prints each run's seconds per
-# round, the medians, their ratio (ours / the channels-last script; the
-# first target was <= 0.7),
-# and our coordinator's own share of the round; then the whole runs:
-# samples trained per second of each process's wall time (start-up, data
-# loading and the last evaluation included), ours against the strong
-# script (channels-last, `paper_round.py --channels-last`) and against the
-# plain NCHW one, median over the sittings. Needs a build
-# (scripts/test.sh or scripts/run.sh) and python3-torch (installed here if
-# missing, from Debian).
+# Defaults: 3 sittings of 3 rounds each. PAPER_ROUND_PRECISIONS picks the
+# comparisons (default "fp32 bf16"; bf16 is left out, with a line saying
+# so, where the CPU has no bf16 units). For each precision it prints each
+# run's seconds per round, the medians and their ratio (ours / the
+# channels-last script), our coordinator's own share of the round, and
+# then the whole runs: samples trained per second of each process's wall
+# time (start-up, data loading and the last evaluation included), ours
+# against the strong script (channels-last) and, in fp32, the plain NCHW
+# one, median over the sittings. Needs a build (scripts/test.sh or
+# scripts/run.sh) and python3-torch (installed here if missing, from
+# Debian).
 #
 # Our time is the critical path of the run's rounds: the sum of their
 # wall_seconds (open to close, with any wait for the previous round's
@@ -40,32 +45,46 @@ if ! "$PY" -c 'import torch' 2>/dev/null; then
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends python3-torch >/dev/null
 fi
 OUT="$(mktemp -d /tmp/shefl-paper-round-XXXXXX)"
-for s in $(seq 1 "$SITTINGS"); do
-  echo "sitting $s/$SITTINGS: shefl" >&2
-  date +%s.%N > "$OUT/ours-$s.start"
-  "$ROOT/build/bin/shefl" run "$ROOT/configs/fmnist-paper.yaml" --out "$OUT/ours-$s" \
-    --set rounds="$ROUNDS" "$@" > "$OUT/ours-$s.log" 2>&1 \
-    || { tail -20 "$OUT/ours-$s.log" >&2; exit 1; }
-  date +%s.%N > "$OUT/ours-$s.end"
-  if [ "${PAPER_ROUND_NCHW:-1}" != 0 ]; then
-    echo "sitting $s/$SITTINGS: python (NCHW)" >&2
-    "$PY" "$ROOT/bench/paper_round.py" --rounds "$ROUNDS" > "$OUT/python-$s.jsonl"
+PRECISIONS=""
+for p in ${PAPER_ROUND_PRECISIONS:-fp32 bf16}; do
+  if [ "$p" = bf16 ] && ! grep -qE 'avx512_bf16|amx_bf16' /proc/cpuinfo; then
+    echo "paper_round: this CPU has no bf16 units (AVX512_BF16, AMX): bf16 left out" >&2
+    continue
   fi
-  echo "sitting $s/$SITTINGS: python (channels-last)" >&2
-  "$PY" "$ROOT/bench/paper_round.py" --rounds "$ROUNDS" --channels-last > "$OUT/strong-$s.jsonl"
+  PRECISIONS="$PRECISIONS $p"
 done
-python3 - "$OUT" "$SITTINGS" <<'PY'
+for s in $(seq 1 "$SITTINGS"); do
+  for p in $PRECISIONS; do
+    echo "sitting $s/$SITTINGS, $p: shefl" >&2
+    date +%s.%N > "$OUT/ours-$p-$s.start"
+    "$ROOT/build/bin/shefl" run "$ROOT/configs/fmnist-paper.yaml" --out "$OUT/ours-$p-$s" \
+      --set rounds="$ROUNDS" --set train.precision="$p" --set eval.precision="$p" "$@" \
+      > "$OUT/ours-$p-$s.log" 2>&1 || { tail -20 "$OUT/ours-$p-$s.log" >&2; exit 1; }
+    date +%s.%N > "$OUT/ours-$p-$s.end"
+    flag=""; [ "$p" = bf16 ] && flag="--bf16"
+    if [ "${PAPER_ROUND_NCHW:-1}" != 0 ] && [ "$p" = fp32 ]; then
+      echo "sitting $s/$SITTINGS, $p: python (NCHW)" >&2
+      "$PY" "$ROOT/bench/paper_round.py" --rounds "$ROUNDS" > "$OUT/python-$p-$s.jsonl"
+    fi
+    echo "sitting $s/$SITTINGS, $p: python (channels-last)" >&2
+    "$PY" "$ROOT/bench/paper_round.py" --rounds "$ROUNDS" --channels-last $flag \
+      > "$OUT/strong-$p-$s.jsonl"
+  done
+done
+for p in $PRECISIONS; do
+echo "== $p against $p"
+python3 - "$OUT" "$SITTINGS" "$p" <<'PY'
 import glob, json, os, statistics, sys
-out, sittings = sys.argv[1], int(sys.argv[2])
+out, sittings, prec = sys.argv[1], int(sys.argv[2]), sys.argv[3]
 ours, py, ours_k, py_k, shares = [], [], [], [], []
 for s in range(1, sittings + 1):
-    rows = [json.loads(l) for l in open(f"{out}/ours-{s}/rounds.jsonl") if l.strip()]
+    rows = [json.loads(l) for l in open(f"{out}/ours-{prec}-{s}/rounds.jsonl") if l.strip()]
     seconds = sum(r["wall_seconds"] for r in rows) + rows[-1]["eval_seconds"]
     samples = sum(json.loads(l)["train_samples"]
-                  for f in glob.glob(f"{out}/ours-{s}/daemons/*.jsonl")
+                  for f in glob.glob(f"{out}/ours-{prec}-{s}/daemons/*.jsonl")
                   for l in open(f) if l.strip())
     share = sum(r["coordinator_seconds"] for r in rows) / sum(r["wall_seconds"] for r in rows)
-    prow = [r for r in (json.loads(l) for l in open(f"{out}/strong-{s}.jsonl") if l.strip())
+    prow = [r for r in (json.loads(l) for l in open(f"{out}/strong-{prec}-{s}.jsonl") if l.strip())
             if "round" in r]
     p = sum(r["seconds"] for r in prow)
     p_samples = sum(r["train_samples"] for r in prow)
@@ -83,25 +102,27 @@ print(f"median seconds per 1000 samples trained: shefl {ko:.3f}, script {kp:.3f}
 print(f"coordinator's own share of the round: {100*statistics.median(shares):.1f}% (target < 5%)")
 
 def whole(kind, s):
-    last = [json.loads(l) for l in open(f"{out}/{kind}-{s}.jsonl") if l.strip()][-1]
+    last = [json.loads(l) for l in open(f"{out}/{kind}-{prec}-{s}.jsonl") if l.strip()][-1]
     return last["train_samples"] / last["process_seconds"]
 rates = {"shefl": [], "strong": [], "python": []}
 for s in range(1, sittings + 1):
-    wall = float(open(f"{out}/ours-{s}.end").read()) - float(open(f"{out}/ours-{s}.start").read())
+    wall = float(open(f"{out}/ours-{prec}-{s}.end").read()) - float(open(f"{out}/ours-{prec}-{s}.start").read())
     samples = sum(json.loads(l)["train_samples"]
-                  for f in glob.glob(f"{out}/ours-{s}/daemons/*.jsonl")
+                  for f in glob.glob(f"{out}/ours-{prec}-{s}/daemons/*.jsonl")
                   for l in open(f) if l.strip())
     rates["shefl"].append(samples / wall)
     rates["strong"].append(whole("strong", s))
-    if os.path.exists(f"{out}/python-{s}.jsonl"):
+    if os.path.exists(f"{out}/python-{prec}-{s}.jsonl"):
         rates["python"].append(whole("python", s))
     nchw = f", NCHW script {rates['python'][-1]:.0f}" if len(rates["python"]) == s else ""
     print(f"sitting {s}, whole runs: shefl {rates['shefl'][-1]:.0f} samples/s, channels-last script "
           f"{rates['strong'][-1]:.0f}{nchw}")
 m = {k: statistics.median(v) for k, v in rates.items() if v}
 print(f"median samples trained per second of wall time: shefl {m['shefl']:.0f}, "
-      f"channels-last script {m['strong']:.0f} (shefl {m['shefl']/m['strong']:.2f}x; target >= 2.5x)")
+      f"channels-last script {m['strong']:.0f} (shefl {m['shefl']/m['strong']:.2f}x, {prec} against {prec}; "
+      f"target >= {2.5 if prec == 'bf16' else 2.0}x)")
 if "python" in m:
     print(f"NCHW script {m['python']:.0f} (shefl {m['shefl']/m['python']:.2f}x)")
 PY
+done
 echo "runs: $OUT"

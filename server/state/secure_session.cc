@@ -122,12 +122,13 @@ absl::Status SecureSession::TakeInput(const v1::SecureCall& call) {
     return absl::InvalidArgumentError(absl::StrCat(
         "party ", party, " declares weight ", input->weight, "; its clients' "
         "public weights sum to ", planned));
-  declared_[party] = input->weight;
   if (!plan_.masked) {
     clear_[party] = std::move(input->y);
-    return absl::OkStatus();
+  } else if (auto st = collector_.AddInput(*input); !st.ok()) {
+    return st;
   }
-  return collector_.AddInput(*input);
+  declared_[party] = input->weight;
+  return absl::OkStatus();
 }
 
 void SecureSession::Tick(Clock::time_point now,
