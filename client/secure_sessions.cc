@@ -100,16 +100,25 @@ absl::Status SecureSessions::OnSetup(const CoordinatorLink& link,
   return Call(link, call);
 }
 
+absl::StatusOr<SecureSessions::Session*> SecureSessions::Masked(
+    const Key& key, const char* what) {
+  auto it = sessions_.find(key);
+  if (it == sessions_.end() || !it->second.secure)
+    return absl::FailedPreconditionError(absl::StrCat(
+        what, " for round ", key.first, " model ", key.second,
+        " without a setup"));
+  return &it->second;
+}
+
 absl::Status SecureSessions::OnRoster(const CoordinatorLink& link,
                                       const v1::SecureRoster& r) {
   const Key key{static_cast<int64_t>(r.round()), r.model_id()};
   v1::SecureCall call;
   {
     MutexLock lock(mu_);
-    auto it = sessions_.find(key);
-    if (it == sessions_.end() || !it->second.secure)
-      return absl::FailedPreconditionError("a roster without a setup");
-    Session& s = it->second;
+    auto found = Masked(key, "a roster");
+    if (!found.ok()) return found.status();
+    Session& s = **found;
     Roster roster;
     SessionParams& p = roster.params;
     p.run_id = r.run_id();
@@ -154,13 +163,12 @@ absl::Status SecureSessions::OnBoxes(const CoordinatorLink& link,
   const Key key{static_cast<int64_t>(b.round()), b.model_id()};
   {
     MutexLock lock(mu_);
-    auto it = sessions_.find(key);
-    if (it == sessions_.end() || !it->second.secure)
-      return absl::FailedPreconditionError("share boxes without a setup");
+    auto found = Masked(key, "share boxes");
+    if (!found.ok()) return found.status();
     auto boxes = BoxesFromProto(b);
     if (!boxes.ok()) return boxes.status();
-    if (auto st = it->second.secure->TakeBoxes(*boxes); !st.ok()) return st;
-    it->second.boxes = true;
+    if (auto st = (*found)->secure->TakeBoxes(*boxes); !st.ok()) return st;
+    (*found)->boxes = true;
   }
   MaybeSendInput(link, key);
   return absl::OkStatus();
@@ -172,13 +180,12 @@ absl::Status SecureSessions::OnUnmask(const CoordinatorLink& link,
   v1::SecureCall call;
   {
     MutexLock lock(mu_);
-    auto it = sessions_.find(key);
-    if (it == sessions_.end() || !it->second.secure)
-      return absl::FailedPreconditionError("an unmasking request without a session");
-    auto reply = it->second.secure->Unmask(FromProto(u));
+    auto found = Masked(key, "an unmasking request");
+    if (!found.ok()) return found.status();
+    auto reply = (*found)->secure->Unmask(FromProto(u));
     if (!reply.ok()) return reply.status();
     *call.mutable_shares() = ToProto(*reply);
-    call.set_party(it->second.party);
+    call.set_party((*found)->party);
   }
   call.set_round(key.first);
   call.set_model_id(u.model_id());

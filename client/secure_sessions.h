@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "client/coordinator_link.h"
 #include "client/residual_book.h"
 #include "client/round_books.h"
@@ -82,6 +83,10 @@ class SecureSessions {
   absl::Status OnBoxes(const CoordinatorLink& link, const v1::SecureBoxes& b);
   absl::Status OnUnmask(const CoordinatorLink& link,
                         const v1::SecureUnmask& u);
+  // The session of `key` with its party made (masked, after the setup);
+  // FailedPrecondition naming `what` arrived without one.
+  absl::StatusOr<Session*> Masked(const Key& key, const char* what)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Adds one client's words (under mu_).
   void AddLocked(const Key& key, Session& s, int64_t client,
                  std::optional<std::vector<float>> delta)
