@@ -10,6 +10,8 @@
 #include "absl/strings/numbers.h"
 #include "client/daemon.h"
 #include "common/core/flags.h"
+#include "common/core/log.h"
+#include "common/core/malloc_tuning.h"
 
 namespace {
 
@@ -102,6 +104,7 @@ int main(int argc, char** argv) {
       {"--token-file", shefl::SetString(&o.tls.token_file)},
   };
   auto run = [&]() -> absl::Status {
+    shefl::LogLine("shefl-client", shefl::TuneMallocForTensors());
     auto daemon = shefl::Daemon::Create(o);
     if (!daemon.ok()) return daemon.status();
     g_daemon = daemon->get();

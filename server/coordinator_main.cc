@@ -8,6 +8,8 @@
 #include <atomic>
 
 #include "common/core/flags.h"
+#include "common/core/log.h"
+#include "common/core/malloc_tuning.h"
 #include "server/coordinator.h"
 
 namespace {
@@ -72,6 +74,7 @@ int main(int argc, char** argv) {
   auto run = [&]() -> absl::Status {
     if (o.config_path.empty() && o.resume_dir.empty())
       return absl::InvalidArgumentError("--config or --resume is required");
+    shefl::LogLine("shefl-coordinator", shefl::TuneMallocForTensors());
     auto coordinator = shefl::Coordinator::Create(o);
     if (!coordinator.ok()) return coordinator.status();
     g_coordinator = coordinator->get();

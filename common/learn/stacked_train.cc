@@ -14,6 +14,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/core/rng.h"
+#include "common/learn/lean_sgd.h"
 #include "common/learn/precision.h"
 #include "common/learn/stacked_members.h"
 #include "common/learn/train_internal.h"
@@ -84,7 +85,7 @@ absl::StatusOr<std::vector<TrainStats>> StackedLoop(
       at::Tensor x = shard.x.index_select(0, idx);
       at::Tensor y = shard.y.index_select(0, idx);
       train_internal::ScheduleStep(*opt, cfg, p, pass, steps);
-      opt->zero_grad();
+      DropGrads(*opt);
       at::Tensor losses;  // [M]
       {
         AutocastScope autocast(cfg.precision, dev);  // bf16: forward and loss

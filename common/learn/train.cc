@@ -13,6 +13,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "common/core/rng.h"
+#include "common/learn/lean_sgd.h"
 #include "common/learn/precision.h"
 #include "common/learn/train_internal.h"
 
@@ -51,7 +52,7 @@ std::unique_ptr<torch::optim::Optimizer> MakeOptimizer(
         std::move(params),
         torch::optim::AdamOptions(lr).weight_decay(cfg.weight_decay));
   }
-  return std::make_unique<torch::optim::SGD>(
+  return std::make_unique<LeanSgd>(
       std::move(params), torch::optim::SGDOptions(lr)
                              .momentum(cfg.momentum)
                              .weight_decay(cfg.weight_decay));
@@ -177,7 +178,7 @@ absl::StatusOr<TrainStats> TrainLoop(Net& model, const Dataset& data,
       at::Tensor x = src_x.index_select(0, idx);
       at::Tensor y = src_y.index_select(0, idx);
       train_internal::ScheduleStep(*opt, cfg, p, pass, stats.steps);
-      opt->zero_grad();
+      DropGrads(*opt);
       at::Tensor loss;
       {
         AutocastScope autocast(cfg.precision, dev);  // bf16: forward and loss

@@ -46,7 +46,9 @@ std::vector<BatchRange> PassBatches(Net& model, const Shard& shard,
 // The batch-order generator of (p.seed, p.round, p.client, p.member).
 std::mt19937_64 BatchOrderRng(const LocalTrainParams& p);
 
-// SGD with momentum and weight decay, or Adam, as cfg says.
+// SGD with momentum and weight decay (LeanSgd: torch's arithmetic, less
+// memory traffic), or Adam, as cfg says. Training loops drop the gradients
+// before each step (DropGrads) rather than zero them.
 std::unique_ptr<torch::optim::Optimizer> MakeOptimizer(
     const TrainConfig& cfg, double lr, std::vector<at::Tensor> params);
 
