@@ -11,7 +11,8 @@
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-DIR="${1:-$ROOT/build/libtorch2}"
+# Absolute: apt reads the paths below relative to its own directories.
+DIR="$(realpath -m "${1:-$ROOT/build/libtorch2}")"
 HEADER="$DIR/usr/include/torch/csrc/api/include/torch/torch.h"
 
 if [ -e "$HEADER" ] && [ -s "$DIR/VERSION" ]; then
