@@ -28,6 +28,10 @@
 # train_samples in the daemons' lines and in the script's output). Both
 # hold OpenBLAS to one thread; Python keeps torch's default threads.
 # PAPER_ROUND_NCHW=0 skips the NCHW script (its line is then left out).
+# Our daemon and coordinator raise glibc's malloc thresholds at start
+# (common/core/malloc_tuning.h); PAPER_ROUND_SCRIPT_MALLOC=tuned gives the
+# scripts the same thresholds (through GLIBC_TUNABLES), to see what that
+# setting alone is worth to a plain PyTorch script.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh" "$@"  # --help: the header above
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -45,6 +49,13 @@ if ! "$PY" -c 'import torch' 2>/dev/null; then
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends python3-torch >/dev/null
 fi
 OUT="$(mktemp -d /tmp/shefl-paper-round-XXXXXX)"
+SCRIPT_ENV=()
+case "${PAPER_ROUND_SCRIPT_MALLOC:-glibc}" in
+  glibc) ;;
+  tuned) SCRIPT_ENV=(GLIBC_TUNABLES=glibc.malloc.mmap_threshold=33554432:glibc.malloc.trim_threshold=268435456)
+         echo "paper_round: the scripts run with shefl's malloc thresholds (${SCRIPT_ENV[0]})" >&2 ;;
+  *) echo "paper_round: PAPER_ROUND_SCRIPT_MALLOC must be glibc or tuned" >&2; exit 2 ;;
+esac
 PRECISIONS=""
 for p in ${PAPER_ROUND_PRECISIONS:-fp32 bf16}; do
   if [ "$p" = bf16 ] && ! grep -qE 'avx512_bf16|amx_bf16' /proc/cpuinfo; then
@@ -64,10 +75,10 @@ for s in $(seq 1 "$SITTINGS"); do
     flag=""; [ "$p" = bf16 ] && flag="--bf16"
     if [ "${PAPER_ROUND_NCHW:-1}" != 0 ] && [ "$p" = fp32 ]; then
       echo "sitting $s/$SITTINGS, $p: python (NCHW)" >&2
-      "$PY" "$ROOT/bench/paper_round.py" --rounds "$ROUNDS" > "$OUT/python-$p-$s.jsonl"
+      env "${SCRIPT_ENV[@]}" "$PY" "$ROOT/bench/paper_round.py" --rounds "$ROUNDS" > "$OUT/python-$p-$s.jsonl"
     fi
     echo "sitting $s/$SITTINGS, $p: python (channels-last)" >&2
-    "$PY" "$ROOT/bench/paper_round.py" --rounds "$ROUNDS" --channels-last $flag \
+    env "${SCRIPT_ENV[@]}" "$PY" "$ROOT/bench/paper_round.py" --rounds "$ROUNDS" --channels-last $flag \
       > "$OUT/strong-$p-$s.jsonl"
   done
 done
