@@ -9,9 +9,9 @@
 // Either way the next step writes pages the kernel must fault in and zero
 // again. Raising both thresholds keeps the freed blocks in the process for
 // reuse: the paper CNN's bf16 step on one thread took 7.4 ms before and
-// 4.7 ms after (docs/PERFORMANCE.md, section 1b). Peak memory is the same
-// (only memory once in use is kept), but the resident size falls back
-// less after a peak.
+// 4.8 ms after, with LeanSgd (docs/PERFORMANCE.md, section 1b). Peak
+// memory is the same (only memory once in use is kept), but the resident
+// size falls back less after a peak.
 //
 // A user's own choice wins: nothing is changed when the environment sets a
 // glibc.malloc tunable (GLIBC_TUNABLES) or one of glibc's MALLOC_*_ variables
