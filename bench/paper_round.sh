@@ -52,6 +52,7 @@ OUT="$(mktemp -d /tmp/shefl-paper-round-XXXXXX)"
 SCRIPT_ENV=()
 case "${PAPER_ROUND_SCRIPT_MALLOC:-glibc}" in
   glibc) ;;
+  # The thresholds of common/core/malloc_tuning.h (32 MiB, 256 MiB).
   tuned) SCRIPT_ENV=(GLIBC_TUNABLES=glibc.malloc.mmap_threshold=33554432:glibc.malloc.trim_threshold=268435456)
          echo "paper_round: the scripts run with shefl's malloc thresholds (${SCRIPT_ENV[0]})" >&2 ;;
   *) echo "paper_round: PAPER_ROUND_SCRIPT_MALLOC must be glibc or tuned" >&2; exit 2 ;;

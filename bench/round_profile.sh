@@ -60,5 +60,5 @@ done
 python3 "$ROOT/scripts/flamegraph.py" "$OUT/folded.txt" --out "$OUT/flame.svg" \
   --title "shefl: one fmnist-paper round ($PREC)" 2>/dev/null
 python3 "$ROOT/bench/round_profile_summary.py" "$OUT/folded.txt" "$HZ" \
-  "$(echo "$end - $start" | bc)" "$(nproc)" "$OUT/run"
+  "$start" "$end" "$(nproc)" "$OUT/run"
 echo "flame graph: $OUT/flame.svg; folded stacks: $OUT/folded.txt"

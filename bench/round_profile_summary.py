@@ -2,12 +2,12 @@
 """Sums a profiled round's folded stacks by what the code was doing.
 
 bench/round_profile.sh calls it:
-  round_profile_summary.py FOLDED HZ WALL_SECONDS CORES RUN_DIR
+  round_profile_summary.py FOLDED HZ START END CORES RUN_DIR
 FOLDED is perf's folded stacks (`frame;frame;... COUNT`, the process name
-first). Each stack goes to the first category whose pattern matches it,
+first); START and END the run's wall-clock times in seconds. Each stack goes to the first category whose pattern matches it,
 in the order below, so a sample inside the optimiser is not also counted
 as training. The cores' idle time is what the samples do not cover:
-CORES x WALL_SECONDS less the samples / HZ.
+CORES x (END - START) less the samples / HZ.
 """
 import json
 import os
@@ -15,7 +15,8 @@ import re
 import sys
 
 # (category, process prefix, pattern over the whole stack); the first
-# match wins. The coordinator's oneDNN kernels are its evaluation's.
+# match wins. The coordinator's oneDNN kernels are its evaluation's. The
+# process prefix is perf's name for it: the kernel keeps 15 characters.
 ONEDNN = r";_?jit_[^;]*$|;brg[^;]*$"
 CATEGORIES = [
     ("evaluation (coordinator)", "shefl-coordinat",
@@ -39,7 +40,8 @@ CATEGORIES = [
 
 
 def main(argv):
-    folded, hz, wall, cores, run = argv[1], float(argv[2]), float(argv[3]), int(argv[4]), argv[5]
+    folded, hz, run = argv[1], float(argv[2]), argv[6]
+    wall, cores = float(argv[4]) - float(argv[3]), int(argv[5])
     totals = {name: 0 for name, _, _ in CATEGORIES}
     totals["other"] = 0
     processes = {}
@@ -78,7 +80,7 @@ def main(argv):
 
 
 if __name__ == "__main__":
-    if len(sys.argv) != 6 or sys.argv[1] in ("-h", "--help"):
+    if len(sys.argv) != 7 or sys.argv[1] in ("-h", "--help"):
         print(__doc__)
         sys.exit(0 if len(sys.argv) > 1 and sys.argv[1] in ("-h", "--help") else 2)
     main(sys.argv)

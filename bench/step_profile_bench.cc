@@ -60,9 +60,12 @@ struct Options {
   bool tune_malloc = true;
 };
 
-bool ParseOptions(int argc, char** argv, Options* o) {
+// False for a flag it does not know or a value out of range; *bad then
+// holds that argument.
+bool ParseOptions(int argc, char** argv, Options* o, std::string* bad) {
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
+    *bad = a;
     auto value = [&](const char* f) { return a.substr(std::string(f).size()); };
     if (absl::StartsWith(a, "--precision=")) {
       o->precision = value("--precision=");
@@ -103,7 +106,6 @@ struct Frame {
 struct Tallies {
   std::map<std::string, double> self;     // op -> self seconds
   std::map<std::string, double> phase;    // phase -> seconds (top level)
-  std::vector<std::pair<std::string, double>> order;  // this step's rows
   std::map<std::string, double> rows;     // "phase #k name" -> seconds
 };
 thread_local std::vector<Frame> t_frames;
@@ -127,14 +129,14 @@ void OnEnd(const at::RecordFunction&, at::ObserverContext*) {
   const double total = Now() - f.start;
   if (!t_frames.empty()) t_frames.back().child += total;
   if (!f.node) g_tally->self[f.name] += total - f.child;
-  // Rows: top-level ops of the phases, and the autograd nodes.
-  const bool in_node = std::any_of(t_frames.begin(), t_frames.end(),
-                                   [](const Frame& x) { return x.node; });
-  if (f.node || (t_frames.empty() && !in_node)) {
+  // Rows: the top-level ops of the phases, and the autograd nodes (an op
+  // inside a node is not top level: its node's frame is open).
+  if (f.node || t_frames.empty()) {
     const std::string phase = f.node ? "backward" : g_phase;
     std::string name = f.name;
-    if (absl::StartsWith(name, "autograd::engine::evaluate_function: "))
-      name = name.substr(37);
+    const std::string node_prefix = "autograd::engine::evaluate_function: ";
+    if (absl::StartsWith(name, node_prefix))
+      name = name.substr(node_prefix.size());
     const int k = ++g_ordinal[phase];
     g_tally->rows[absl::StrCat(phase, " #", k < 10 ? "0" : "", k, " ", name)] +=
         total;
@@ -177,8 +179,10 @@ struct Step {
 
 int Main(int argc, char** argv) {
   Options o;
-  if (!ParseOptions(argc, argv, &o)) {
-    std::fprintf(stderr, "%s", kUsage);
+  std::string bad;
+  if (!ParseOptions(argc, argv, &o, &bad)) {
+    std::fprintf(stderr, "step_profile_bench: bad argument '%s'\n\n%s",
+                 bad.c_str(), kUsage);
     return 2;
   }
   if (absl::Status st = CheckPrecision("--precision", o.precision,
