@@ -3,8 +3,10 @@
 // gives, and both give each task LocalTrain's own weights (1e-4 relative,
 // as cohort_train_test holds on the CPU; cuDNN may pick other algorithms
 // per shape). Stacked evaluation of the members agrees with one after
-// another. Built and registered only with a CUDA LibTorch
-// (cuda/CMakeLists.txt), so CPU CI registers no skipped test.
+// another. The device is resolved as a daemon resolves it (IEEE fp32, no
+// TF32: with cuDNN's TF32 the paths differed by up to 7%). Built and
+// registered only with a CUDA LibTorch (cuda/CMakeLists.txt), so CPU CI
+// registers no skipped test.
 #include <ATen/ATen.h>
 
 #include <numeric>
@@ -12,6 +14,7 @@
 #include <vector>
 
 #include "common/learn/cohort_train.h"
+#include "common/learn/device.h"
 #include "common/learn/evaluate.h"
 #include "common/learn/flat_state.h"
 #include "common/learn/step_graph.h"
@@ -64,6 +67,9 @@ std::vector<CohortTask> Tasks(const Dataset& d, const std::vector<int64_t>& size
 }
 
 TEST_CASE("graphed cohort steps equal eager ones and each task alone [cuda]") {
+  // As a daemon resolves its device: TF32 off, or the stacked path and the
+  // one-at-a-time one round differently (KeepFp32OnCuda).
+  REQUIRE(ResolveDevice("cuda").ok());
   REQUIRE(HasStepGraphs());
   const Dataset d = Images(160 + 320 + 200);
   TrainConfig cfg;
@@ -86,7 +92,11 @@ TEST_CASE("graphed cohort steps equal eager ones and each task alone [cuda]") {
     REQUIRE(LocalTrain(*alone[t].net, d, alone[t].indices, cfg,
                        alone[t].params).ok());
     const at::Tensor want = Flatten(*alone[t].net).cpu();
-    CHECK(RelErr(Flatten(*graphed[t].net).cpu(), Flatten(*eager[t].net).cpu()) < 1e-5);
+    // cuDNN's default backward algorithms add with atomics, so two runs of
+    // the same stack differ in the last bits, and SGD carries that on: on
+    // an H200 graphed and eager were up to 3.4e-4 apart after 40 steps. A
+    // step recorded wrong is off by a whole update (over 1e-2).
+    CHECK(RelErr(Flatten(*graphed[t].net).cpu(), Flatten(*eager[t].net).cpu()) < 1e-3);
     CHECK(RelErr(Flatten(*graphed[t].net).cpu(), want) < 1e-4);
     CHECK(RelErr(before, want) > 1e-2);
   }

@@ -9,6 +9,7 @@
 #include <ATen/core/Tensor.h>
 
 #include <cstdint>
+#include <optional>
 
 #include "common/sparse/sparse_delta.h"
 
@@ -20,6 +21,13 @@ namespace shefl {
 // (common/sparse/topk_threshold.h) and TopK. Returns false, leaving *out alone,
 // when x holds a NaN or an infinity. CUDA errors throw c10::Error.
 bool ThresholdTopKCuda(const at::Tensor& x, uint64_t k, SparseDelta* out);
+
+// The same selection left on the device: an int32 tensor of 2 k words, the
+// k indices ascending then the bits of their values; nullopt when x holds
+// a NaN or an infinity. ThresholdTopKCuda is this plus the trip to the
+// host; topk_gpu_bench times the two apart.
+std::optional<at::Tensor> ThresholdTopKCudaPacked(const at::Tensor& x,
+                                                  uint64_t k);
 
 }  // namespace shefl
 

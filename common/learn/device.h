@@ -15,8 +15,14 @@ namespace shefl {
 //   "cpu"    -> cpu
 //   "cuda"   -> cuda:0;  "cuda:N" -> cuda:N
 // "cuda"/"cuda:N" without CUDA, N out of range, or any other string is
-// InvalidArgument naming the string.
+// InvalidArgument naming the string. A CUDA device also gets
+// KeepFp32OnCuda.
 absl::StatusOr<c10::Device> ResolveDevice(const std::string& spec);
+
+// Turns TF32 off for cuDNN and cuBLAS in this process, so that fp32
+// training on a GPU rounds as fp32 does on the CPU and the stacked and
+// one-at-a-time paths give the same weights.
+void KeepFp32OnCuda();
 
 // Whether this LibTorch build sees a CUDA device.
 bool CudaAvailable();
