@@ -12,7 +12,9 @@ of sid's libtorch-dev, scripts/fetch_libtorch2.sh), two files at a time,
 over every source of common/data, common/learn, server/round, client/ and
 server/coordinator*.cc, server/run_history.cc (or over FILE..., which need
 not be in the database: those that are not take the flags of
-common/learn/train.cc). Exits 1 naming each file that fails and its first
+common/learn/train.cc). Files whose includes reach LibTorch's operators
+are checked with 2.x's <ATen/ATen.h> precompiled, made once a run.
+Exits 1 naming each file that fails and its first
 error, after the diagnostics; 2 when TORCH2_DIR lacks the headers. Run by
 torch2_test.
 """
@@ -23,6 +25,9 @@ import re
 import shlex
 import subprocess
 import sys
+import tempfile
+
+from include_closure import reaches
 
 SCOPE = re.compile(r"/(common/data|common/learn|server/round|client)/[^/]+\.cc$"
                    r"|/server/(coordinator[^/]*|run_history)\.cc$")
@@ -44,7 +49,9 @@ def flags_of(entry, torch2_include):
             i += 2 if a != "-c" else 1
             continue
         if a in ("-isystem", "-I", "-D", "-include"):
-            if not (a in ("-isystem", "-I") and torch_include(args[i + 1])):
+            # The build's precompiled header (cmake/pch.cmake) is 1.13's.
+            if not (a in ("-isystem", "-I") and torch_include(args[i + 1])
+                    or a == "-include" and "cmake_pch" in args[i + 1]):
                 keep += [a, args[i + 1]]
             i += 2
             continue
@@ -58,8 +65,49 @@ def flags_of(entry, torch2_include):
             "-isystem", torch2_include, *keep]
 
 
-def check(entry, path, torch2_include):
-    cmd = ["g++", "-fsyntax-only", *flags_of(entry, torch2_include), path]
+# A translation unit that reaches LibTorch's operators (<ATen/ATen.h>,
+# <ATen/Functions.h>, or any <torch/...>, which include <ATen/ATen.h>)
+# spends most of its 10-20 s there; those get 2.x's <ATen/ATen.h>
+# precompiled, made once a run with the flags of common/learn/train.cc.
+# Nothing more: 2.x's <torch/nn/module.h> declares at::NoGradGuard, which
+# <ATen/ATen.h> alone does not, so precompiling it would let through the
+# very mistake this check was made for (torch2_test holds that).
+PCH_HEADERS = ("ATen/ATen.h",)
+
+
+def heavy(name):
+    return name in ("ATen/ATen.h", "ATen/Functions.h") or name.startswith("torch/")
+
+
+def defines(flags):
+    return sorted(f for i, f in enumerate(flags)
+                  if f.startswith("-D") or (i and flags[i - 1] == "-D"))
+
+
+def make_pch(entry, torch2_include, workdir):
+    """Precompiles 2.x's PCH_HEADERS with entry's flags; returns the
+    -include arguments that use it and the -D set it holds for, or None
+    when g++ fails (the files are then checked without it)."""
+    header = os.path.join(workdir, "torch2_aten.h")
+    with open(header, "w") as f:
+        f.writelines(f"#include <{h}>\n" for h in PCH_HEADERS)
+    flags = flags_of(entry, torch2_include)
+    r = subprocess.run(["g++", "-x", "c++-header", *flags, header, "-o",
+                        header + ".gch"], cwd=entry["directory"],
+                       capture_output=True, text=True,
+                       env={**os.environ, "LC_ALL": "C"})
+    if r.returncode != 0:
+        sys.stderr.write("torch2_check: no precompiled header (checking without):\n"
+                         + r.stderr[:2000])
+        return None
+    return ["-include", header, "-Winvalid-pch"], defines(flags)
+
+
+def check(entry, path, torch2_include, pch=None, root=""):
+    flags = flags_of(entry, torch2_include)
+    if pch and defines(flags) == pch[1] and reaches(path, root, heavy):
+        flags = pch[0] + flags
+    cmd = ["g++", "-fsyntax-only", *flags, path]
     # LC_ALL=C: plain quotes in g++'s messages, whatever the caller's locale.
     r = subprocess.run(cmd, cwd=entry["directory"], capture_output=True,
                        text=True, env={**os.environ, "LC_ALL": "C"})
@@ -91,9 +139,13 @@ def main():
     if not jobs:
         print("torch2_check: nothing to check", file=sys.stderr)
         return 2
+    model = next(e for e in db if e["file"].endswith("common/learn/train.cc"))
     failed = []
-    with concurrent.futures.ThreadPoolExecutor(max_workers=2) as pool:
-        for path, rc, err in pool.map(lambda j: check(*j, include), jobs):
+    with tempfile.TemporaryDirectory(prefix="torch2_check.") as workdir, \
+            concurrent.futures.ThreadPoolExecutor(max_workers=2) as pool:
+        pch = make_pch(model, include, workdir)
+        results = list(pool.map(lambda j: check(*j, include, pch, root), jobs))
+        for path, rc, err in results:
             if rc != 0:
                 first = FIRST_ERROR.search(err)
                 line = first.group(0) if first else err[:300]
