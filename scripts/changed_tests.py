@@ -1,21 +1,28 @@
 #!/usr/bin/env python3
-"""Which test binaries a change can break: the fast loop's selection.
+"""Which test binaries a change can break first: the fast loop's selection.
 
     changed_tests.py BUILD_DIR ROOT [REF]
 
 A change is the files that differ from REF (default HEAD: what is not
 committed yet; when nothing is, the last commit), untracked files
-included. A test binary is chosen when it is built from a changed source,
-or from a source that includes a changed header (ninja's header
-dependencies, `ninja -t deps`, and build.ninja's edges without the
-order-only ones), or when its source names a
-changed file's path (the tests of scripts, configs and docs read them by
-name). Prints one `NAME reason` line a chosen binary, on stdout; says
-what the change was on stderr. Run by scripts/test.sh --changed.
+included. A test binary is chosen when
+  - its own source, or a tests/*.h it includes, changed;
+  - it includes a changed header, or the header of a changed source
+    (common/fed/aggregate.cc: common/fed/aggregate.h), itself or through a
+    tests/*.h: the unit tests of what changed;
+  - its source names a changed file's path (the tests of scripts, configs
+    and docs read them by name).
+Tests that only link the changed code are not chosen: nearly every test
+links common/fed, so that would be the whole suite; it runs them.
+Prints one `NAME reason` line a chosen binary, on stdout; says what the
+change was on stderr. Run by scripts/test.sh --changed.
 """
 import os
+import re
 import subprocess
 import sys
+
+INCLUDE = re.compile(r'^#include "([^"]+)"', re.M)
 
 
 def git(root, *args):
@@ -34,51 +41,35 @@ def changed_files(root, ref):
     return sorted(set(files)), what
 
 
-def ninja(build, *args):
-    r = subprocess.run(["ninja", "-C", build, *args], capture_output=True,
-                       text=True, check=True)
-    return r.stdout.splitlines()
+def read(path):
+    return open(path, errors="replace").read() if os.path.exists(path) else ""
 
 
-def build_graph(build):
-    """output -> its explicit and implicit inputs, from build.ninja. Order-only
-    inputs (after ||) are left out: every test waits for the three
-    binaries to be built, but is not built from them."""
-    text = open(os.path.join(build, "build.ninja")).read().replace("$\n", "")
-    graph = {}
-    for line in text.splitlines():
-        if not line.startswith("build "):
-            continue
-        outs, _, rest = line[6:].replace("$ ", "\0").replace("$:", "\1").partition(": ")
-        ins = rest.split("||")[0].replace("|", " ").split()[1:]  # [0]: the rule
-        fix = lambda p: os.path.realpath(os.path.join(
-            build, p.replace("\0", " ").replace("\1", ":")))
-        for out in outs.split("|")[0].split():
-            graph[fix(out)] = [fix(i) for i in ins]
-    return graph
-
-
-def inputs_of(graph, target):
-    seen, todo = set(), [target]
-    while todo:
-        t = todo.pop()
-        for i in graph.get(t, ()):
-            if i not in seen:
-                seen.add(i)
-                todo.append(i)
-    return seen
-
-
-def objects_by_header(build):
-    """header or source path (real) -> the object files that depend on it."""
-    out, obj = {}, None
-    for line in ninja(build, "-t", "deps"):
-        if line and not line[0].isspace():
-            obj = os.path.realpath(os.path.join(build, line.split(":")[0]))
-        elif line.strip() and obj:
-            dep = os.path.realpath(os.path.join(build, line.strip()))
-            out.setdefault(dep, set()).add(obj)
+def includes(root, src):
+    """The project headers src includes, and those its tests/*.h include."""
+    direct = INCLUDE.findall(read(src))
+    out = set(direct)
+    for h in direct:
+        if h.startswith("tests/"):
+            out |= set(INCLUDE.findall(read(os.path.join(root, h))))
     return out
+
+
+def reason(root, name, files):
+    src = os.path.join(root, "tests", name + ".cc")
+    rel = f"tests/{name}.cc"
+    inc = includes(root, src)
+    for f in files:
+        header = f[:-3] + ".h" if f.endswith(".cc") else f
+        if f == rel or (f.startswith("tests/") and f in inc):
+            return f"its source {f} changed"
+        if header in inc:
+            return f"includes {header}"
+    text = read(src)
+    for f in files:
+        if f in text:
+            return f"names {f}"
+    return None
 
 
 def main():
@@ -91,25 +82,12 @@ def main():
     print(f"changed_tests: {len(files)} file(s), {what}: "
           + (", ".join(files[:8]) + (" ..." if len(files) > 8 else "")),
           file=sys.stderr)
-    changed = {os.path.realpath(os.path.join(root, f)) for f in files}
-    deps = objects_by_header(build)
-    graph = build_graph(build)
-    reached = set(changed)
-    for f in changed:
-        reached |= deps.get(f, set())
     names = [l.split()[0] for l in open(os.path.join(build, "test_labels.txt"))
              if l.strip()]
     for name in names:
-        src = os.path.join(root, "tests", name + ".cc")
-        text = open(src).read() if os.path.exists(src) else ""
-        named = [f for f in files if f in text]
-        if named:
-            print(f"{name} names {named[0]}")
-            continue
-        inputs = inputs_of(graph, os.path.join(build, "bin", name))
-        hit = sorted(inputs & reached)
-        if hit:
-            print(f"{name} builds from {os.path.relpath(hit[0], root)}")
+        why = reason(root, name, files)
+        if why:
+            print(f"{name} {why}")
     return 0
 
 

@@ -2,11 +2,10 @@
 # Installs what is missing, builds, and runs the ctest suite.
 #   scripts/test.sh [CTEST ARGS]            the whole suite (e.g. -R codec)
 #   scripts/test.sh --changed [REF] [ARGS]  the fast loop: builds, then runs
-#       only the tests a change can break (docs/TESTING.md, "The fast loop"):
-#       the test binaries built from a changed source or from one that
-#       includes a changed header, the tests that name a changed file, and
-#       the LibTorch 2.x and thread-safety checks over the changed sources
-#       alone. The change: what differs from REF (default HEAD, i.e. what
+#       only what a change can break first (docs/TESTING.md, "The fast
+#       loop"): the unit tests of the changed files, the tests that name a
+#       changed file, and the LibTorch 2.x and thread-safety checks over
+#       the changed sources alone. The change: what differs from REF (default HEAD, i.e. what
 #       is not committed; when nothing is, the last commit).
 set -euo pipefail
 CHANGED=0 REF=HEAD
@@ -40,7 +39,7 @@ if [ ${#sources[@]} -gt 0 ]; then
     "${sources[@]}" || rc=1
 fi
 if [ -z "$picked" ]; then
-  echo "shefl: no test binary builds from or names the changed files" >&2
+  echo "shefl: no test includes or names the changed files" >&2
   exit "$rc"
 fi
 echo "shefl: the tests the change can reach:" >&2
