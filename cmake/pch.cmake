@@ -1,4 +1,4 @@
-# Precompiled headers (docs/TESTING.md, "Build time"). A translation unit
+# Precompiled headers (docs/TESTING.md, "Build and suite time"). A translation unit
 # that reaches LibTorch's, gRPC's and the generated protocol's headers
 # spends 10-20 s parsing them; loaded from a precompiled header they cost
 # well under a second. GCC takes a precompiled header only when the -D set
