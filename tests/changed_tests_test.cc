@@ -65,7 +65,7 @@ TEST_CASE("a changed source picks the tests that include its header, and no othe
   CHECK_THAT(r.output, !Catch::Contains("script_test"));
 }
 
-TEST_CASE("a changed script picks the tests that name it; a clean tree falls back to the last commit") {
+TEST_CASE("a changed script picks the tests that name it, and a clean tree falls back to the last commit") {
   Tree t;
   Put(t.root + "/scripts/go.sh", "echo went\n");
   const ProcessResult dirty = t.Select();
