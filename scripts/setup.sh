@@ -7,6 +7,7 @@
 # tools, and everything is built. In run mode, `--python-clients` among the
 # arguments (scripts/run.sh passes shefl run's) also installs what the
 # Python client needs and builds its modules.
+# SHEFL_SETUP_TARGETS="A B": build those targets only (the fast loop).
 # SHEFL_SETUP_DRY_RUN=1: print the packages and targets it would use, and
 # stop (nothing installed or built).
 # It supports Debian 12 (bookworm) on x86-64; elsewhere it stops and says
@@ -129,6 +130,8 @@ build() {
     options=(-DSHEFL_BUILD_TESTS=OFF)  # a build folder of scripts/test.sh keeps its tests
   fi
   [ "$MODE" = run ] && targets=(--target shefl shefl-coordinator shefl-client)
+  # SHEFL_SETUP_TARGETS: these targets only (scripts/test.sh --changed).
+  [ -n "${SHEFL_SETUP_TARGETS:-}" ] && read -ra targets <<<"--target $SHEFL_SETUP_TARGETS"
   [ "$MODE" = run ] && [ "$WITH_PYTHON" = 1 ] && targets+=(shefl_python_stubs)
   cmake -S "$ROOT" -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
     "${options[@]}" >/dev/null

@@ -13,13 +13,22 @@ if [ "${1:-}" = --changed ]; then
   CHANGED=1; shift
   if [ $# -gt 0 ] && [ "${1#-}" = "$1" ]; then REF="$1"; shift; fi
 fi
-SHEFL_SETUP=test source "$(dirname "${BASH_SOURCE[0]}")/setup.sh"
-cd "$BUILD_DIR"
+SCRIPTS="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 if [ "$CHANGED" = 0 ]; then
+  SHEFL_SETUP=test source "$SCRIPTS/setup.sh"
+  cd "$BUILD_DIR"
   exec ctest --output-on-failure -j "$(nproc)" "$@"
 fi
 
-picked=$(python3 "$ROOT/scripts/changed_tests.py" "$BUILD_DIR" "$ROOT" "$REF")
+# The fast loop builds only the chosen tests (and the three binaries they
+# depend on): relinking every test that links the changed code was most of
+# its time. A build folder that was never configured is configured first.
+BUILD_DIR="${SHEFL_BUILD_DIR:-$SCRIPTS/../build}"
+[ -f "$BUILD_DIR/test_labels.txt" ] || SHEFL_SETUP_TARGETS=shefl SHEFL_SETUP=test source "$SCRIPTS/setup.sh"
+picked=$(python3 "$SCRIPTS/changed_tests.py" "$BUILD_DIR" "$SCRIPTS/.." "$REF")
+build_targets="shefl shefl-coordinator shefl-client $(cut -d' ' -f1 <<<"$picked" | tr '\n' ' ')"
+SHEFL_SETUP_TARGETS="$build_targets" SHEFL_SETUP=test source "$SCRIPTS/setup.sh"
+cd "$BUILD_DIR"
 # The two source checks, over the changed C++ sources (a header stands for
 # the source of the same name).
 sources=()
