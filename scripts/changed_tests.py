@@ -2,6 +2,7 @@
 """Which test binaries a change can break first: the fast loop's selection.
 
     changed_tests.py BUILD_DIR ROOT [REF]
+    changed_tests.py --sources ROOT [REF]
 
 A change is the files that differ from REF (default HEAD: what is not
 committed yet; when nothing is, the last commit), untracked files
@@ -15,7 +16,10 @@ included. A test binary is chosen when
 Tests that only link the changed code are not chosen: nearly every test
 links common/fed, so that would be the whole suite; it runs them.
 Prints one `NAME reason` line a chosen binary, on stdout; says what the
-change was on stderr. Run by scripts/test.sh --changed.
+change was on stderr. With --sources, prints instead the changed C++
+sources of common/, server/, client/ and cli/ (a header stands for the
+source of the same name), one absolute path a line, for the two source
+checks. Run by scripts/test.sh --changed.
 """
 import os
 import re
@@ -27,8 +31,22 @@ INCLUDE = re.compile(r'^#include "([^"]+)"', re.M)
 
 def git(root, *args):
     r = subprocess.run(["git", "-C", root, *args], capture_output=True,
-                       text=True, check=True)
+                       text=True)
+    if r.returncode != 0:
+        sys.exit(f"changed_tests: `git {' '.join(args)}` in {root} failed: "
+                 f"{r.stderr.strip()}")
     return [l for l in r.stdout.splitlines() if l]
+
+
+def changed_sources(root, files):
+    out = set()
+    for f in files:
+        if not f.startswith(("common/", "server/", "client/", "cli/")):
+            continue
+        src = f[:-2] + ".cc" if f.endswith(".h") else f
+        if src.endswith(".cc") and os.path.exists(os.path.join(root, src)):
+            out.add(os.path.join(root, src))
+    return sorted(out)
 
 
 def changed_files(root, ref):
@@ -76,6 +94,11 @@ def main():
     if len(sys.argv) < 3:
         print(__doc__, file=sys.stderr)
         return 2
+    if sys.argv[1] == "--sources":
+        root = os.path.realpath(sys.argv[2])
+        files, _ = changed_files(root, sys.argv[3] if len(sys.argv) > 3 else "HEAD")
+        print("\n".join(changed_sources(root, files)))
+        return 0
     build, root = os.path.realpath(sys.argv[1]), os.path.realpath(sys.argv[2])
     ref = sys.argv[3] if len(sys.argv) > 3 else "HEAD"
     files, what = changed_files(root, ref)

@@ -29,18 +29,10 @@ picked=$(python3 "$SCRIPTS/changed_tests.py" "$BUILD_DIR" "$SCRIPTS/.." "$REF")
 build_targets="shefl shefl-coordinator shefl-client $(cut -d' ' -f1 <<<"$picked" | tr '\n' ' ')"
 SHEFL_SETUP_TARGETS="$build_targets" SHEFL_SETUP=test source "$SCRIPTS/setup.sh"
 cd "$BUILD_DIR"
-# The two source checks, over the changed C++ sources (a header stands for
-# the source of the same name).
-sources=()
-while IFS= read -r f; do
-  case "$f" in
-    *.cc) [ -f "$ROOT/$f" ] && sources+=("$ROOT/$f") ;;
-    *.h) [ -f "$ROOT/${f%.h}.cc" ] && sources+=("$ROOT/${f%.h}.cc") ;;
-  esac
-done < <(cd "$ROOT" && { git diff --name-only "$REF"; git ls-files --others --exclude-standard; } \
-           | grep -E '^(common|server|client|cli)/' | sort -u)
+# The two source checks, over the changed C++ sources.
+mapfile -t sources < <(python3 "$SCRIPTS/changed_tests.py" --sources "$ROOT" "$REF")
 rc=0
-if [ ${#sources[@]} -gt 0 ]; then
+if [ -n "${sources[*]}" ]; then
   echo "shefl: LibTorch 2.x and thread-safety checks over ${#sources[@]} changed source(s)" >&2
   python3 "$ROOT/tests/torch2_check.py" compile_commands.json "$ROOT" \
     "$BUILD_DIR/libtorch2" "${sources[@]}" || rc=1

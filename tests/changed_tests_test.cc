@@ -63,6 +63,22 @@ TEST_CASE("a changed source picks the tests that include its header, and no othe
   CHECK_THAT(r.output, Catch::Contains("via_harness_test includes common/fed/mix.h"));
   CHECK_THAT(r.output, !Catch::Contains("unrelated_test"));
   CHECK_THAT(r.output, !Catch::Contains("script_test"));
+  // The source checks' list: the changed source, by its absolute path.
+  const ProcessResult src = RunProcess(
+      {"/usr/bin/python3", kScript, "--sources", t.root}, 30);
+  INFO(src.output);
+  CHECK(src.exit_code == 0);
+  CHECK_THAT(src.output, Catch::Contains("/common/fed/mix.cc"));
+  CHECK_THAT(src.output, !Catch::Contains("other"));
+}
+
+TEST_CASE("an unknown REF is refused, naming it") {
+  Tree t;
+  const ProcessResult r =
+      RunProcess({"/usr/bin/python3", kScript, t.build, t.root, "nosuchref"}, 30);
+  INFO(r.output);
+  CHECK(r.exit_code == 1);
+  CHECK_THAT(r.output, Catch::Contains("nosuchref"));
 }
 
 TEST_CASE("a changed script picks the tests that name it, and a clean tree falls back to the last commit") {

@@ -10,8 +10,8 @@ every non-test source of server/ and client/ and those of common/ that
 hold a lock (or over FILE...,
 which need not be in the database: those that are not take the flags of
 server/coordinator.cc). The third-party headers are precompiled once a
-run (make_pch) for the files that reach LibTorch, gRPC or the protocol. Exits 1 listing the files that fail, after their
-diagnostics. Run by thread_safety_test.
+run (make_pch) for the files that reach LibTorch, gRPC or the protocol.
+Exits 1 listing the files that fail, after their diagnostics. Run by thread_safety_test.
 """
 import concurrent.futures
 import json
@@ -63,8 +63,8 @@ def wanted(root, path):
 def make_pch(clang, entry, root, workdir):
     """clang's precompiled header of the third-party headers the sources
     use (cmake/pch/*.h: the standard library, Abseil, LibTorch, gRPC and
-    the generated protocol), made with entry's include paths and no -D
-    but the ABI's, which every file has. Their 10-20 s of parsing a file
+    the generated protocol), made with entry's flags (clang takes it for
+    files with fewer -D, the torch-free ones). Their 10-20 s of parsing a file
     then load in a fraction of a second; the analysis looks only at the
     project's own code, so what they add to a file does not change it.
     Returns the arguments that use it, or [] when clang fails."""
