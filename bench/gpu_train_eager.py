@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """PyTorch-eager training speed of shefl's `cnn` and `resnet18`, to set
-beside shefl's own (docs/GPU.md, Figures).
+beside shefl's own (docs/PERFORMANCE.md, "13a. Figures").
 
   python3 bench/gpu_train_eager.py [--device cuda] [--steps 200]
                                    [--sittings 5] [--models cnn,resnet18]

@@ -1,7 +1,7 @@
-// The sample-threshold top-k (docs/GPU.md, "The measurements") against the
-// other top-k paths, on N(0, 1) deltas of d = 582,026 (FMNIST CNN),
-// 11,173,962 (ResNet-18) and 100,000,000 floats at k = ceil(0.1 d) and
-// ceil(0.01 d).
+// The sample-threshold top-k (docs/PERFORMANCE.md, "13b. The measurements")
+// against the other top-k paths, on N(0, 1) deltas of d = 582,026 (FMNIST
+// CNN), 11,173,962 (ResNet-18) and 100,000,000 floats at k = ceil(0.1 d)
+// and ceil(0.01 d).
 //
 // CPU, one thread, thread CPU time (the machine is shared; wall time
 // misleads there): ThresholdTopK (common/sparse/topk_threshold.h, the GPU
