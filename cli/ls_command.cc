@@ -85,6 +85,7 @@ std::string LsUsage() {
          "  stopped    stopped cleanly before the last round (summary.json)\n"
          "  resumable  the coordinator died after a checkpoint\n"
          "  crashed    the coordinator died before its first checkpoint\n"
+         "  failed     shefl run ended it on an error (RUN_DIR/failure.txt)\n"
          "Stopped and resumable runs go on with `shefl run --resume RUN_DIR`.\n"
          "  --json     a JSON array of the same, for scripts\n";
 }

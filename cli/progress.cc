@@ -1,9 +1,12 @@
 #include "cli/progress.h"
 
 #include <fstream>
+#include <map>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 
 namespace shefl {
 
@@ -62,6 +65,23 @@ std::string Seconds(const nlohmann::json& j, const char* key) {
   return absl::StrFormat("%.1f s", j[key].get<double>());
 }
 
+// "  secure 3/5 (not_run 2)": the members whose secure sum was applied, of
+// all, and why the others were not; "" for a line without "secure".
+std::string SecureOutcomes(const nlohmann::json& r) {
+  auto s = r.find("secure");
+  if (s == r.end() || !s->is_object() || s->empty()) return "";
+  std::map<std::string, int> by;
+  for (const auto& [model, entry] : s->items())
+    if (entry.is_object() && entry.contains("outcome") && entry["outcome"].is_string())
+      ++by[entry["outcome"].get<std::string>()];
+  std::vector<std::string> others;
+  for (const auto& [outcome, n] : by)
+    if (outcome != "finished") others.push_back(absl::StrCat(outcome, " ", n));
+  std::string out = absl::StrCat("  secure ", by["finished"], "/", s->size());
+  if (!others.empty()) absl::StrAppend(&out, " (", absl::StrJoin(others, ", "), ")");
+  return out;
+}
+
 }  // namespace
 
 std::string FormatMegabytes(double bytes) {
@@ -71,28 +91,37 @@ std::string FormatMegabytes(double bytes) {
   return absl::StrFormat("%.2f MB", mb);
 }
 
-std::string FormatRoundLine(const nlohmann::json& r, int64_t total_rounds) {
+bool IsEvaluated(const nlohmann::json& r) {
+  if (r.contains("evaluated") && r["evaluated"].is_boolean())
+    return r["evaluated"].get<bool>();
+  return HasNumber(r, "ensemble_accuracy");  // lines from before the flag
+}
+
+std::string FormatRoundLine(const nlohmann::json& r, int64_t total_rounds,
+                            const nlohmann::json* last_evaluated) {
   std::string round = HasNumber(r, "round")
                           ? absl::StrCat(r["round"].get<int64_t>())
                           : "?";
-  // Before the first evaluation (eval.every > 1) there are no figures yet.
-  const bool none = r.contains("evaluated") && r["evaluated"].is_boolean() &&
-                    !r["evaluated"].get<bool>();
-  std::string loss = HasNumber(r, "ensemble_loss") && !none
-                         ? absl::StrFormat("%.3f", r["ensemble_loss"].get<double>())
-                         : "-";
-  // With eval.every > 1 a round repeats the last evaluation: say whose.
+  // A round between evaluations (eval.every > 1) has no figures of its
+  // own: the last evaluated round's, named, or none before the first.
+  const nlohmann::json* figures = &r;
   std::string of;
-  if (HasNumber(r, "evaluation_round") && HasNumber(r, "round") &&
-      r["evaluation_round"].get<int64_t>() > 0 &&
-      r["evaluation_round"].get<int64_t>() != r["round"].get<int64_t>())
-    of = absl::StrCat(" (round ", r["evaluation_round"].get<int64_t>(), ")");
+  if (!IsEvaluated(r)) {
+    const bool have = last_evaluated != nullptr && HasNumber(*last_evaluated, "round");
+    figures = have ? last_evaluated : nullptr;
+    if (have)
+      of = absl::StrCat(" (round ", (*last_evaluated)["round"].get<int64_t>(), ")");
+  }
+  const bool none = figures == nullptr;
+  std::string loss = !none && HasNumber(*figures, "ensemble_loss")
+                         ? absl::StrFormat("%.3f", (*figures)["ensemble_loss"].get<double>())
+                         : "-";
   return absl::StrCat("round ", round, "/", total_rounds,
-                      "  acc ", none ? std::string("-") : Percent(r, "ensemble_accuracy"), of,
+                      "  acc ", none ? std::string("-") : Percent(*figures, "ensemble_accuracy"), of,
                       "  loss ", loss,
                       "  up ", Megabytes(r, "bytes_up"),
                       "  down ", Megabytes(r, "bytes_down"),
-                      "  ", Seconds(r, "wall_seconds"));
+                      "  ", Seconds(r, "wall_seconds"), SecureOutcomes(r));
 }
 
 std::string FormatSummaryLine(const nlohmann::json& s) {

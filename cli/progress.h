@@ -34,7 +34,12 @@ class JsonlTailer {
 
 // "round 3/8  acc 81.2%  loss 0.532  up 1.21 MB  down 4.50 MB  6.1 s".
 // Missing or null fields print as "-" (rounds without evaluation).
-std::string FormatRoundLine(const nlohmann::json& round, int64_t total_rounds);
+// A round that was not evaluated (eval.every > 1) shows `last_evaluated`'s
+// figures, naming its round, or "-" when there is none yet.
+std::string FormatRoundLine(const nlohmann::json& round, int64_t total_rounds,
+                            const nlohmann::json* last_evaluated = nullptr);
+// Whether a rounds.jsonl line holds an evaluation of its own.
+bool IsEvaluated(const nlohmann::json& round);
 
 // "done: final acc 85.8%  best 86.0%  80% reached at round 3  up 9.63 MB
 //  down 36.0 MB  wall 52.3 s" from summary.json.

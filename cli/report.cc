@@ -9,6 +9,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "cli/progress.h"
 #include "cli/run_state.h"
 
 namespace shefl {
@@ -23,6 +24,20 @@ std::string RunName(const std::string& run_dir) {
   } catch (const YAML::Exception&) {
   }
   return std::filesystem::path(run_dir).lexically_normal().filename().string();
+}
+
+void Flatten(const YAML::Node& node, const std::string& prefix,
+             std::map<std::string, std::string>* out) {
+  if (node.IsMap()) {
+    for (const auto& kv : node)
+      Flatten(kv.second, prefix.empty() ? kv.first.as<std::string>()
+                                        : prefix + "." + kv.first.as<std::string>(),
+              out);
+    return;
+  }
+  YAML::Emitter e;
+  e << YAML::Flow << node;
+  (*out)[prefix] = e.c_str();
 }
 
 double Number(const nlohmann::json& j, const char* key) {
@@ -46,8 +61,8 @@ ReportRow RowFromRounds(const RunInfo& info) {
     if (!r.is_object()) continue;
     row.mb_up += Number(r, "bytes_up") / 1e6;
     row.mb_down += Number(r, "bytes_down") / 1e6;
-    const bool evaluated =
-        r.contains("ensemble_accuracy") && r["ensemble_accuracy"].is_number();
+    const bool evaluated = IsEvaluated(r) && r.contains("ensemble_accuracy") &&
+                           r["ensemble_accuracy"].is_number();
     if (!row.rounds_to_threshold && info.threshold >= 0 && evaluated &&
         r["ensemble_accuracy"].get<double>() >= info.threshold)
       row.rounds_to_threshold = static_cast<int64_t>(Number(r, "round"));
@@ -56,9 +71,7 @@ ReportRow RowFromRounds(const RunInfo& info) {
   return row;
 }
 
-}  // namespace
-
-absl::StatusOr<ReportRow> ReadReportRow(const std::string& run_dir) {
+absl::StatusOr<ReportRow> ReadRow(const std::string& run_dir) {
   std::string path = run_dir + "/summary.json";
   absl::StatusOr<RunInfo> info = ReadRunInfo(run_dir);
   std::ifstream in(path);
@@ -88,21 +101,45 @@ absl::StatusOr<ReportRow> ReadReportRow(const std::string& run_dir) {
   return row;
 }
 
+}  // namespace
+
+std::map<std::string, std::string> ComparableConfig(const std::string& run_dir) {
+  std::map<std::string, std::string> flat;
+  try {  // yaml-cpp reports errors by exception; none may escape.
+    Flatten(YAML::LoadFile(run_dir + "/config.yaml"), "", &flat);
+  } catch (const YAML::Exception&) {
+    return {};
+  }
+  // What one experiment's seeds differ in.
+  flat.erase("seed");
+  flat.erase("out_dir");
+  return flat;
+}
+
+absl::StatusOr<ReportRow> ReadReportRow(const std::string& run_dir) {
+  absl::StatusOr<ReportRow> row = ReadRow(run_dir);
+  if (!row.ok()) return row;
+  row->dir = run_dir;
+  row->config = ComparableConfig(run_dir);
+  return row;
+}
+
 std::string FormatReportTable(const std::vector<ReportRow>& rows) {
   size_t width = 4;
   for (const ReportRow& r : rows) width = std::max(width, r.name.size());
   const int w = static_cast<int>(width);
-  std::string out = absl::StrFormat("%-*s  %6s  %9s  %8s  %12s  %10s  %10s\n",
+  std::string out = absl::StrFormat("%-*s  %6s  %9s  %8s  %12s  %10s  %10s  %s\n",
                                     w, "name", "rounds", "final acc",
                                     "best acc", "to threshold", "MB up",
-                                    "MB down");
+                                    "MB down", "folder");
   for (const ReportRow& r : rows) {
     std::string reached = r.rounds_to_threshold
                               ? absl::StrCat(*r.rounds_to_threshold)
                               : "-";
-    absl::StrAppendFormat(&out, "%-*s  %6d  %8.1f%%  %7.1f%%  %12s  %10.2f  %10.2f\n",
+    absl::StrAppendFormat(&out, "%-*s  %6d  %8.1f%%  %7.1f%%  %12s  %10.2f  %10.2f  %s\n",
                           w, r.name, r.rounds, 100 * r.final_accuracy,
-                          100 * r.best_accuracy, reached, r.mb_up, r.mb_down);
+                          100 * r.best_accuracy, reached, r.mb_up, r.mb_down,
+                          r.dir);
   }
   for (const ReportRow& r : rows)
     if (!r.unfinished.empty())

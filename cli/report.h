@@ -4,6 +4,7 @@
 #ifndef SHEFL_CLI_REPORT_H_
 #define SHEFL_CLI_REPORT_H_
 
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -14,6 +15,11 @@ namespace shefl {
 
 struct ReportRow {
   std::string name;  // config.yaml `name`, else the folder's base name
+  std::string dir;   // the run folder as given
+  // config.yaml flattened ("train.lr" -> "0.01"), without what differs
+  // between seeds of one experiment (`seed`, `out_dir`): runs with equal
+  // maps are seeds of one config. Empty without a readable config.yaml.
+  std::map<std::string, std::string> config;
   int64_t rounds = 0;
   double final_accuracy = 0;
   double best_accuracy = 0;
@@ -30,7 +36,11 @@ struct ReportRow {
 // the folder is no run folder, or when summary.json is malformed.
 absl::StatusOr<ReportRow> ReadReportRow(const std::string& run_dir);
 
-// A fixed-width text table with a header line.
+// config.yaml of `run_dir` flattened as ReportRow::config holds it.
+std::map<std::string, std::string> ComparableConfig(const std::string& run_dir);
+
+// A fixed-width text table with a header line; each run named by its
+// config's name and its folder.
 std::string FormatReportTable(const std::vector<ReportRow>& rows);
 
 }  // namespace shefl

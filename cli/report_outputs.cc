@@ -3,15 +3,19 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <set>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_replace.h"
 
 namespace shefl {
@@ -101,14 +105,56 @@ absl::Status WritePlots(const std::vector<std::string>& run_dirs,
   return RunGnuplot(path);
 }
 
+namespace {
+
+using Group = std::vector<const ReportRow*>;
+
+// Runs are seeds of one experiment when their resolved configs agree but
+// for the seed (ReportRow::config); a run without a config.yaml stands by
+// its name. Groups in order of their first run.
+std::vector<Group> GroupBySeeds(const std::vector<ReportRow>& rows) {
+  std::vector<Group> groups;
+  for (const ReportRow& r : rows) {
+    auto same = [&r](const Group& g) {
+      return g.front()->name == r.name && g.front()->config == r.config;
+    };
+    auto it = std::find_if(groups.begin(), groups.end(), same);
+    if (it == groups.end()) groups.push_back({&r});
+    else it->push_back(&r);
+  }
+  return groups;
+}
+
+// "quick (rounds=5, train.lr=0.1)": the name, and the keys in which this
+// group's config differs from another group's of the same name.
+std::string GroupLabel(const Group& g, const std::vector<Group>& all) {
+  std::set<std::string> differ;
+  const auto& mine = g.front()->config;
+  for (const Group& o : all) {
+    if (&o == &g || o.front()->name != g.front()->name) continue;
+    const auto& theirs = o.front()->config;
+    for (const auto& [k, v] : mine)
+      if (!theirs.count(k) || theirs.at(k) != v) differ.insert(k);
+    for (const auto& [k, v] : theirs)
+      if (!mine.count(k)) differ.insert(k);
+  }
+  if (differ.empty()) return g.front()->name;
+  std::vector<std::string> parts;
+  for (const std::string& k : differ)
+    parts.push_back(absl::StrCat(k, "=", mine.count(k) ? mine.at(k) : "-"));
+  return absl::StrCat(g.front()->name, " (", absl::StrJoin(parts, ", "), ")");
+}
+
+}  // namespace
+
 std::string FormatMarkdownTable(const std::vector<ReportRow>& rows,
                                 const std::vector<std::string>& run_dirs) {
-  std::map<std::string, std::vector<const ReportRow*>> by_name;
-  for (const ReportRow& r : rows) by_name[r.name].push_back(&r);
+  const std::vector<Group> groups = GroupBySeeds(rows);
   std::string out =
       "| config | runs | final accuracy (%) | rounds to threshold | total MB (up + down) |\n"
       "| --- | --- | --- | --- | --- |\n";
-  for (const auto& [name, runs] : by_name) {
+  for (const Group& runs : groups) {
+    const std::string name = GroupLabel(runs, groups);
     double sum = 0, sq = 0, mb = 0, reached_sum = 0;
     int reached = 0;
     for (const ReportRow* r : runs) {

@@ -1,6 +1,6 @@
 // What `shefl report` writes besides its text table: PNG plots made with
 // gnuplot (Debian's gnuplot-nox) and a Markdown table in the form of the
-// SHEFL paper's Table 1, runs grouped by config name.
+// SHEFL paper's Table 1, seeds of one experiment pooled.
 #ifndef SHEFL_CLI_REPORT_OUTPUTS_H_
 #define SHEFL_CLI_REPORT_OUTPUTS_H_
 
@@ -21,8 +21,9 @@ absl::Status WritePlots(const std::vector<std::string>& run_dirs,
                         const std::string& out_dir);
 
 // | config | runs | final accuracy (mean +- std) | rounds to threshold |
-// total MB | , one row per config name (runs of several seeds pooled), and
-// the folders read beneath.
+// total MB | , one row per experiment (runs whose resolved configs differ
+// only in the seed pooled; two experiments of one name are told apart by
+// the keys they differ in), and the folders read beneath.
 std::string FormatMarkdownTable(const std::vector<ReportRow>& rows,
                                 const std::vector<std::string>& run_dirs);
 

@@ -4,6 +4,7 @@
 #include <iostream>
 
 #include "absl/strings/str_format.h"
+#include "common/core/flags.h"
 
 namespace shefl {
 
@@ -23,6 +24,13 @@ const ChildCommand* DaemonRestarter::Find(const std::string& name) const {
 bool DaemonRestarter::OnFailure(const ChildExit& exit) {
   if (Find(exit.name) == nullptr) return false;  // the coordinator
   State& s = state_[exit.name];
+  if (!exit.status.signaled && exit.status.code == kExitCannotStart) {
+    // Its options, device or TLS files are wrong: every restart would print
+    // the same error. The run ends now, with that error once.
+    std::cerr << "shefl: " << exit.name << " cannot start (" << exit.status.Describe()
+              << "): a restart would fail the same way; ending the run\n";
+    return false;
+  }
   if (s.restarts >= max_restarts_) {
     // A daemon left for good costs its clients: the coordinator goes on
     // without them while its quorum holds. Only when every daemon is gone

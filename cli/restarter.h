@@ -4,7 +4,8 @@
 // backoff of 1 s doubling to 30 s, at most `max_restarts` times per daemon.
 // After that the run goes on without it (the coordinator leaves its clients
 // out, and stops below its quorum), unless no daemon is left: daemons that
-// cannot start at all still end the run with their logs.
+// cannot start at all still end the run with their logs. A daemon that
+// exits kExitCannotStart (common/core/flags.h) ends the run at once.
 // Not thread-safe: the launcher's supervising loop drives it.
 #ifndef SHEFL_CLI_RESTARTER_H_
 #define SHEFL_CLI_RESTARTER_H_

@@ -11,8 +11,11 @@
 #include <iostream>
 #include <system_error>
 
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
 #include "cli/endpoints.h"
 #include "cli/launch_record.h"
 #include "cli/live_status.h"
@@ -21,6 +24,7 @@
 #include "cli/python_check.h"
 #include "cli/restarter.h"
 #include "cli/run_plan.h"
+#include "cli/run_state.h"
 #include "cli/supervisor.h"
 #include "common/core/config.h"
 #include "common/fed/config_load.h"
@@ -169,9 +173,25 @@ void PrintStarted(const RunPlan& plan, const Endpoints& endpoints) {
             << "; logs in " << plan.results_dir << "/logs\n";
 }
 
+// RUN_DIR/failure.txt, so `shefl ls` and `status` say "failed" and why,
+// not "stopped": the coordinator's clean stop leaves a summary.json too.
+// Its first line is the report's first with the last log line in place of
+// "last log lines:".
+void RecordFailure(const std::string& dir, const std::string& report) {
+  std::vector<std::string> lines = absl::StrSplit(report, '\n', absl::SkipEmpty());
+  if (lines.empty()) return;
+  std::string first = lines.front();
+  const std::string tail = "; last log lines:";
+  if (absl::EndsWith(first, tail) && lines.size() > 1)
+    first = absl::StrCat(first.substr(0, first.size() - tail.size()), ": ",
+                         absl::StripLeadingAsciiWhitespace(lines.back()));
+  std::ofstream(dir + "/" + kFailureFile) << first << "\n" << report;
+}
+
 int Finish(const WatchResult& result, const std::string& dir) {
   switch (result.outcome) {
     case WatchOutcome::kChildFailed:
+      RecordFailure(dir, result.report);
       std::cerr << result.report << "results: " << dir << "\n";
       return 1;
     case WatchOutcome::kInterrupted:
@@ -192,6 +212,40 @@ int Finish(const WatchResult& result, const std::string& dir) {
   }
   std::cerr << "results: " << dir << "\n";
   return 0;
+}
+
+// The parties a run starts: its C++ daemons and the Python process.
+absl::StatusOr<int> Parties(const RunArgs& args, const ExperimentConfig& config) {
+  ClientSet python;
+  if (!args.python_clients.empty()) {
+    auto p = ParsePythonClients(args.python_clients, config.clients.num_clients);
+    if (!p.ok()) return p.status();
+    python = std::move(*p);
+  }
+  const size_t daemons = SplitClients(config.clients.num_clients,
+                                      args.daemons > 0 ? args.daemons : 1, python)
+                             .size();
+  return static_cast<int>(daemons) + (python.ids.empty() ? 0 : 1);
+}
+
+// A secure run whose daemons cannot reach secure.min_parties would train
+// and learn nothing (every session not_run): refused before anything starts.
+absl::Status CheckSecureParties(const RunArgs& args, const ExperimentConfig& config) {
+  if (config.aggregation.secure == "off") return absl::OkStatus();
+  absl::StatusOr<int> parties = Parties(args, config);
+  if (!parties.ok()) return parties.status();
+  const int64_t need = config.secure.min_parties;
+  if (*parties >= need) return absl::OkStatus();
+  // secure.min_parties is 2 at least: one party's sum is its own update.
+  const std::string lower =
+      *parties >= 2 ? absl::StrCat(", or --set secure.min_parties=", *parties,
+                                   " (fewer parties reveal more of each one's "
+                                   "update; docs/SECURITY.md)")
+                    : "";
+  return absl::InvalidArgumentError(absl::StrCat(
+      "aggregation.secure = ", config.aggregation.secure, " needs at least "
+      "secure.min_parties = ", need, " daemons training each model, and this run "
+      "starts ", *parties, ": use --daemons ", need, " or more", lower));
 }
 
 // Everything after the config is known to be good.
@@ -221,6 +275,8 @@ int Launch(const RunArgs& args, const ExperimentConfig& config,
   if (auto st = SaveLaunch(dir, args, static_cast<int>(ranges.size()), threads);
       !st.ok())
     return Fail(std::string(st.message()));
+  std::error_code gone;
+  fs::remove(dir + "/" + kFailureFile, gone);  // a new sitting
   RunPlan plan =
       MakeRunPlan(args, config_path, dir, ranges, bin_dir, *ports, threads, python);
 
@@ -260,12 +316,16 @@ int Launch(const RunArgs& args, const ExperimentConfig& config,
   options.on_failure = [&restarter](const ChildExit& e) {
     return restarter.OnFailure(e);
   };
-  options.on_tick = [&tailer, &config, &restarter, &status] {
+  nlohmann::json last_evaluated;  // the latest line with figures of its own
+  options.on_tick = [&tailer, &config, &restarter, &status, &last_evaluated] {
     restarter.Tick();
     JsonlTailer::Batch batch = tailer.Poll();
     if (!batch.records.empty() || batch.malformed > 0) status.Clear();
     for (const nlohmann::json& round : batch.records) {
-      std::cerr << FormatRoundLine(round, config.rounds) << "\n";
+      std::cerr << FormatRoundLine(round, config.rounds,
+                                   last_evaluated.is_null() ? nullptr : &last_evaluated)
+                << "\n";
+      if (IsEvaluated(round)) last_evaluated = round;
     }
     if (batch.malformed > 0) {
       std::cerr << "warning: " << batch.malformed
@@ -293,6 +353,8 @@ int RunExperiment(const RunArgs& given, const std::string& bin_dir) {
       LoadConfig(config_path, args.overrides);
   if (!config.ok()) return Fail(std::string(config.status().message()));
   std::string dir = ResolveResultsDir(args, *config, std::time(nullptr));
+  if (absl::Status s = CheckSecureParties(args, *config); !s.ok())
+    return Fail(std::string(s.message()));
   if (absl::Status s = CheckBeforeStart(args, dir, bin_dir); !s.ok()) {
     return Fail(std::string(s.message()));
   }

@@ -54,8 +54,11 @@ void ReadRounds(const std::string& dir, RunInfo* info) {
       info->rounds_done = r["round"].get<int64_t>();
     if (r.contains("wall_seconds") && r["wall_seconds"].is_number())
       info->wall_seconds += r["wall_seconds"].get<double>();
-    if (!r.contains("ensemble_accuracy") || !r["ensemble_accuracy"].is_number())
-      continue;  // a round without an evaluation
+    // A round without an evaluation of its own (older runs repeated the
+    // last figures on it, or 0 before the first): not a measurement.
+    if (!IsEvaluated(r) || !r.contains("ensemble_accuracy") ||
+        !r["ensemble_accuracy"].is_number())
+      continue;
     const double a = r["ensemble_accuracy"].get<double>();
     info->last_accuracy = a;
     info->best_accuracy = std::max(info->best_accuracy.value_or(a), a);
@@ -101,6 +104,16 @@ std::optional<std::time_t> Started(const std::string& dir) {
   return oldest;
 }
 
+void ReadFailure(const std::string& dir, RunInfo* info) {
+  std::ifstream in(dir + "/" + kFailureFile);
+  std::string line;
+  while (in && std::getline(in, line))
+    if (!line.empty()) {
+      info->failure = line;
+      return;
+    }
+}
+
 void ReadProcesses(const std::string& dir, RunInfo* info) {
   if (!Exists(dir + "/endpoints.json")) return;
   absl::StatusOr<Endpoints> e = ReadEndpoints(dir + "/endpoints.json");
@@ -119,6 +132,7 @@ std::string RunStateName(RunState state) {
     case RunState::kStopped: return "stopped";
     case RunState::kResumable: return "resumable";
     case RunState::kCrashed: return "crashed";
+    case RunState::kFailed: return "failed";
   }
   return "?";
 }
@@ -146,6 +160,7 @@ absl::StatusOr<RunInfo> ReadRunInfo(const std::string& dir) {
   ReadSummary(dir, &info);
   ReadProcesses(dir, &info);
   info.has_checkpoint = Exists(dir + "/checkpoints/latest.ckpt");
+  ReadFailure(dir, &info);
   info.started = Started(dir);
   info.state = DecideState(info);
   return info;
@@ -156,6 +171,8 @@ RunState DecideState(const RunInfo& info) {
       info.summary && info.rounds_done >= info.rounds_planned;
   if (summary_done) return RunState::kFinished;
   if (info.coordinator_alive) return RunState::kRunning;
+  // The coordinator's clean stop after a failure writes a summary too.
+  if (!info.failure.empty()) return RunState::kFailed;
   if (info.summary) return RunState::kStopped;
   return info.has_checkpoint ? RunState::kResumable : RunState::kCrashed;
 }

@@ -31,9 +31,14 @@
 
 namespace shefl {
 
-enum class RunState { kRunning, kFinished, kStopped, kResumable, kCrashed };
+enum class RunState { kRunning, kFinished, kStopped, kResumable, kCrashed, kFailed };
 
-// "running", "finished", "stopped", "resumable", "crashed".
+// The file `shefl run` writes into the run folder when it ends the run on
+// a failure (a daemon that cannot start, a coordinator that failed); a new
+// launch of the folder removes it.
+inline constexpr char kFailureFile[] = "failure.txt";
+
+// "running", "finished", "stopped", "resumable", "crashed", "failed".
 std::string RunStateName(RunState state);
 
 struct RunInfo {
@@ -54,6 +59,7 @@ struct RunInfo {
   bool coordinator_alive = false;
   bool launcher_alive = false;
   std::optional<std::time_t> started;
+  std::string failure;  // failure.txt's first line; empty: none
   RunState state = RunState::kCrashed;
 };
 

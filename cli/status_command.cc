@@ -69,6 +69,9 @@ std::string FilePhase(const RunInfo& info) {
       return absl::StrCat("crashed after round ", of,
                           " (the coordinator is gone; its checkpoint is there)",
                           ResumeHint(info));
+    case RunState::kFailed:
+      return absl::StrCat("failed after round ", of, ": ", info.failure,
+                          " (", info.dir, "/", kFailureFile, ")");
     case RunState::kCrashed:
       return absl::StrCat("crashed before its first checkpoint; see ", info.dir,
                           "/logs/coordinator.log");

@@ -22,6 +22,7 @@
 #include "common/fed/methods/registry.h"
 #include "common/learn/device.h"
 #include "common/learn/precision.h"
+#include "common/net/connect_failure.h"
 #include "common/net/keepalive.h"
 
 namespace shefl {
@@ -74,19 +75,21 @@ Daemon::~Daemon() {
 }
 
 absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Create(DaemonOptions o) {
-  if (auto st = ResolveOptions(o); !st.ok()) return st;
+  // What the options, the device and the TLS files say cannot change by
+  // restarting: CannotStart, so `shefl run` does not retry it.
+  if (auto st = ResolveOptions(o); !st.ok()) return CannotStart(st);
   std::optional<Adversary> adversary;
   if (!o.adversary.empty()) {
     auto a = Adversary::Parse(o.adversary);
-    if (!a.ok()) return a.status();
+    if (!a.ok()) return CannotStart(a.status());
     adversary = std::move(*a);
   }
   auto d = std::unique_ptr<Daemon>(new Daemon(std::move(o)));
   d->adversary_ = std::move(adversary);
-  if (auto st = d->Connectivity(); !st.ok()) return st;
+  if (auto st = d->Connectivity(); !st.ok()) return CannotStart(st);
   // Every task on task_threads intra-op threads, as many tasks as cores.
   if (d->o_.task_threads < 1)
-    return absl::InvalidArgumentError("--task-threads must be >= 1");
+    return CannotStart(absl::InvalidArgumentError("--task-threads must be >= 1"));
   const int cores = d->o_.threads > 0 ? d->o_.threads : UsableCores();
   d->workers_ = std::max(1, cores / d->o_.task_threads);
   ConfigureThreads(d->o_.task_threads);
@@ -149,10 +152,17 @@ absl::Status Daemon::Run() {
     if (end.ok()) backoff.Reset();  // a session ran: start over
     if (stop_) break;
     const double delay = backoff.NextDelay();
-    LogLine(o_.name, absl::StrFormat(
-                         "coordinator %s %s; reconnecting in %.2f s",
-                         o_.coordinator,
-                         end.ok() ? "went away" : "unreachable", delay));
+    // A TLS mistake is named with its flag, not left as "unreachable".
+    std::string why = "went away";
+    if (!end.ok()) {
+      const absl::string_view message = end.status().message();
+      const ConnectFailure kind = ClassifyConnectFailure(message, o_.tls);
+      why = ExplainConnectFailure(kind, o_.tls);
+      if (kind == ConnectFailure::kUnreachable)
+        absl::StrAppend(&why, " (", message.substr(0, 200), ")");
+    }
+    LogLine(o_.name, absl::StrFormat("coordinator %s %s; reconnecting in %.2f s",
+                                     o_.coordinator, why, delay));
     const auto until = std::chrono::steady_clock::now() +
                        std::chrono::duration<double>(delay);
     while (!stop_ && std::chrono::steady_clock::now() < until)

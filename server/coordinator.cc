@@ -248,7 +248,7 @@ absl::Status Coordinator::Record(const PendingRecord& rec) {
     if (!eval.ok()) return eval.status();
     RecordEvaluation(*eval, rec.round);
   }
-  AddEvaluation(&line);
+  AddEvaluation(&line, rec.evaluate);
   line["eval_seconds"] = Since(eval_start);
   if (auto st = results_->AppendRound(line); !st.ok()) return st;
   Failpoint("rounds.after_append");
@@ -281,13 +281,15 @@ absl::Status Coordinator::Record(const PendingRecord& rec) {
   return absl::OkStatus();
 }
 
-// The last evaluation's figures (a round without one repeats them, with
-// "evaluated": false until the first).
-void Coordinator::AddEvaluation(nlohmann::json* line) const {
+// The round's evaluation, when it had one (`now`). A round in between
+// (eval.every > 1) carries no figures, so nothing reads an accuracy it did
+// not measure: only "evaluated": false and the round last evaluated (0
+// before the first), which a resumed run restores.
+void Coordinator::AddEvaluation(nlohmann::json* line, bool now) const {
   const EvalResult& e = last_eval_;
-  (*line)["evaluated"] = evaluated_;
-  // Which round's models the figures are of (eval.every > 1 repeats them).
+  (*line)["evaluated"] = now;
   (*line)["evaluation_round"] = last_eval_round_;
+  if (!now) return;
   (*line)["ensemble_accuracy"] = e.ensemble_accuracy;
   (*line)["model_accuracy"] = e.member_accuracy;
   (*line)["ensemble_loss"] = e.ensemble_nll;

@@ -80,6 +80,7 @@ class Coordinator {
                   std::chrono::steady_clock::time_point deadline);
   bool WaitForSecure(RoundState& rs);
   nlohmann::json CloseSecure(RoundState& rs);
+  void CountSecureUpdates(size_t clients, const std::string& result);
   // After the round's models are published: the support's accumulator.
   void AccumulateSecure(const std::vector<ModelSnapshot>& before);
   void LogRoundOpen(const RoundPlan& plan, int64_t round) const;
@@ -113,7 +114,7 @@ class Coordinator {
   absl::Status Record(const PendingRecord& rec);
   // Waits for the previous round's Record; its status.
   absl::Status WaitForRecord();
-  void AddEvaluation(nlohmann::json* line) const;
+  void AddEvaluation(nlohmann::json* line, bool now) const;
   absl::Status Finish(double wall_seconds);
   void ShutdownDaemons();
   void LingerForScrapes();

@@ -47,6 +47,16 @@ bool Coordinator::WaitForSecure(RoundState&) {
   return false;
 }
 
+// A secure sum's clients in the series plain uploads count in, once the
+// sum is unmasked (no single input is seen before): shefl_updates_total and,
+// when accepted, shefl_round_uploads_received.
+void Coordinator::CountSecureUpdates(size_t clients, const std::string& result) {
+  for (size_t i = 0; i < clients; ++i) {
+    state_->metrics.CountUpdate(result);
+    if (result == "accepted") state_->metrics.CountRoundUpload();
+  }
+}
+
 nlohmann::json Coordinator::CloseSecure(RoundState& rs) {
   nlohmann::json line = nlohmann::json::object();
   for (int64_t m = 0; m < state_->config.model.num_models; ++m) {
@@ -54,8 +64,10 @@ nlohmann::json Coordinator::CloseSecure(RoundState& rs) {
     nlohmann::json entry;
     if (!session) {
       entry["outcome"] = "not_run";
+      state_->metrics.CountSecureSession("not_run");
     } else if (!session->done()) {
       entry["outcome"] = "stopped";
+      state_->metrics.CountSecureSession("stopped");
     } else {
       SecureSession::Outcome o = session->outcome();
       entry["words"] = session->words();
@@ -67,6 +79,8 @@ nlohmann::json Coordinator::CloseSecure(RoundState& rs) {
                  !st.ok()) {
         entry["outcome"] = "refused";
         entry["why"] = std::string(st.message());
+        state_->metrics.CountSecureSession("refused");
+        CountSecureUpdates(o.clients.size(), "rejected");
         LogLine("coordinator", absl::StrCat("round ", rs.round(), " model ", m,
                                             ": secure sum refused: ",
                                             st.message()));
@@ -76,6 +90,7 @@ nlohmann::json Coordinator::CloseSecure(RoundState& rs) {
         entry["dropped"] = o.dropped;
         entry["clients"] = o.clients.size();
         state_->metrics.CountSecureSession("finished");
+        CountSecureUpdates(o.clients.size(), "accepted");
       }
     }
     line[std::to_string(m)] = std::move(entry);

@@ -118,6 +118,7 @@ absl::StatusOr<std::unique_ptr<Coordinator>> Coordinator::Create(
     c->prior_wall_seconds_ = h.wall_seconds;
     c->last_eval_ = h.last_eval;
     c->evaluated_ = h.evaluated;
+    c->last_eval_round_ = h.last_eval_round;
     c->prior_bytes_ = h.bytes;
     LogLine("coordinator", absl::StrCat("resuming ", config->out_dir,
                                         " after round ", ck->second));
@@ -228,7 +229,10 @@ absl::Status Coordinator::StartServers(
   server_ = builder.BuildAndStart();
   if (!server_ || port_ == 0)
     return absl::UnavailableError(
-        absl::StrCat("--listen ", o.listen, ": cannot listen there"));
+        absl::StrCat("--listen ", o.listen,
+                     ": cannot listen there: the port is in use (another "
+                     "coordinator? `ss -ltnp` names it) or the address is "
+                     "not this machine's"));
   if (!o.health_listen.empty()) {
     CoordinatorState* state = state_.get();
     auto health = HealthPort::Start(o.health_listen, [state] { return !state->stop; });

@@ -40,16 +40,16 @@ void ReadEvaluation(const nlohmann::json& j, EvalResult* last) {
 RunHistory ReadRunHistory(const std::string& dir, double threshold) {
   RunHistory h;
   RoundsLog::ForEach(dir + "/rounds.jsonl", [&](nlohmann::json& j) {
-    const double acc = RoundsLog::Num(j, "ensemble_accuracy");
-    h.best_accuracy = std::max(h.best_accuracy, acc);
-    if (h.rounds_to_threshold < 0 && acc >= threshold)
-      h.rounds_to_threshold = static_cast<int64_t>(RoundsLog::Num(j, "round"));
     h.wall_seconds += RoundsLog::Num(j, "wall_seconds");
     h.bytes += LineBytes(j);
-    if (RoundsLog::Evaluated(j)) {
-      h.evaluated = true;
-      ReadEvaluation(j, &h.last_eval);
-    }
+    if (!RoundsLog::Evaluated(j)) return;  // no figures of its own
+    const double acc = RoundsLog::Num(j, "ensemble_accuracy");
+    h.best_accuracy = std::max(h.best_accuracy, acc);
+    const auto round = static_cast<int64_t>(RoundsLog::Num(j, "round"));
+    if (h.rounds_to_threshold < 0 && acc >= threshold) h.rounds_to_threshold = round;
+    h.evaluated = true;
+    h.last_eval_round = round;
+    ReadEvaluation(j, &h.last_eval);
   });
   return h;
 }

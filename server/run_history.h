@@ -20,6 +20,7 @@ struct RunHistory {
   double wall_seconds = 0;
   ByteCounts bytes;  // the clients' and the daemons' counts of every round
   bool evaluated = false;
+  int64_t last_eval_round = 0;  // the round last_eval is of; 0: none
   EvalResult last_eval;  // accuracy, loss and members' accuracy only
 };
 

@@ -96,6 +96,10 @@ TEST_CASE("a daemon killed -9 with restarts off costs its clients, and the run f
   // No round waited for its deadline (120 s) on the dead daemon.
   for (const auto& line : ReadJsonl(run + "/rounds.jsonl"))
     CHECK(line["wall_seconds"].get<double>() < 60);
+  // The help says what this test saw.
+  const auto help = RunProcess({BinDir() + "/shefl", "run", "--help"}, 30);
+  CHECK_THAT(help.output, Catch::Contains("0: never; the run goes on without"));
+  CHECK_THAT(help.output, !Catch::Contains("a dead daemon ends the run"));
 }
 
 TEST_CASE("a daemon refused for a poisoned update that then leaves does not stop the run") {

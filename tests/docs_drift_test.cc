@@ -8,7 +8,7 @@
 //     in python/README.md's install line (a module this test cannot map to
 //     a package fails, naming it);
 //   - what docs/CONFIGURATION.md says of configs/quick.yaml's ensemble
-//     size is what the file sets, and a `configs/X.yaml:N: key 'a.b'`
+//     size is what the file sets, and a `configs/<name>.yaml:N: key 'a.b'`
 //     quoted in a document is on line N of that file.
 #include <algorithm>
 #include <cctype>
@@ -199,8 +199,8 @@ TEST_CASE("what the docs say of configs/quick.yaml matches the file") {
 }
 
 TEST_CASE("a config line quoted in the docs is where the docs say") {
-  // `configs/X.yaml:N: key 'a.b'` (what the loader prints) in README.md
-  // and docs/*.md: line N of configs/X.yaml sets b.
+  // `configs/<name>.yaml:N: key 'a.b'` (what the loader prints) in README.md
+  // and docs/*.md: line N of configs/<name>.yaml sets b.
   static const std::regex kCite(R"((configs/[\w.-]+\.yaml):([0-9]+): key '([\w.]+)')");
   std::vector<fs::path> docs = {kRoot / "README.md"};
   for (const auto& e : fs::directory_iterator(kRoot / "docs"))

@@ -338,13 +338,27 @@ TEST_CASE("round and summary lines are formatted for people") {
   round["evaluation_round"] = 3;  // evaluated this round: as before
   CHECK(FormatRoundLine(round, 8) ==
         "round 3/8  acc 81.2%  loss 0.532  up 1.21 MB  down 4.50 MB  6.1 s");
-  round["evaluation_round"] = 2;  // eval.every 2: round 2's figures again
-  CHECK(FormatRoundLine(round, 8) ==
-        "round 3/8  acc 81.2% (round 2)  loss 0.532  up 1.21 MB  down 4.50 MB  6.1 s");
-  round["evaluated"] = false;  // before the first evaluation: no figures yet
-  round["evaluation_round"] = 0;
-  CHECK(FormatRoundLine(round, 8) ==
-        "round 3/8  acc -  loss -  up 1.21 MB  down 4.50 MB  6.1 s");
+  round["evaluated"] = true;
+  // eval.every 2: round 4 has no figures of its own; the line shows round
+  // 3's, named, and none before the first evaluation.
+  const nlohmann::json between = {{"round", 4},         {"evaluated", false},
+                                  {"evaluation_round", 3}, {"bytes_up", 1210000},
+                                  {"bytes_down", 4500000}, {"wall_seconds", 6.14}};
+  CHECK(FormatRoundLine(between, 8, &round) ==
+        "round 4/8  acc 81.2% (round 3)  loss 0.532  up 1.21 MB  down 4.50 MB  6.1 s");
+  CHECK(FormatRoundLine(between, 8) ==
+        "round 4/8  acc -  loss -  up 1.21 MB  down 4.50 MB  6.1 s");
+  CHECK_FALSE(IsEvaluated(between));
+  CHECK(IsEvaluated(round));
+  // A secure round says which members' sums were applied, and why not.
+  nlohmann::json secure = between;
+  secure["secure"] = {{"0", {{"outcome", "finished"}}},
+                      {"1", {{"outcome", "not_run"}}},
+                      {"2", {{"outcome", "not_run"}}},
+                      {"3", {{"outcome", "abandoned"}, {"why", "x"}}}};
+  CHECK(FormatRoundLine(secure, 8) ==
+        "round 4/8  acc -  loss -  up 1.21 MB  down 4.50 MB  6.1 s  secure 1/4 "
+        "(abandoned 1, not_run 2)");
   round.erase("evaluation_round");
   round.erase("evaluated");
   round["ensemble_accuracy"] = nullptr;  // a round without evaluation
@@ -757,6 +771,33 @@ TEST_CASE("shefl run stops everything when a daemon fails") {
   CHECK_FALSE(Alive(ep["coordinator_pid"].get<int>()));
 }
 
+TEST_CASE("a daemon that cannot start ends the run at once, and ls says failed") {
+  TempDir dir;
+  RunResult r = RunShefl(dir, "FAKE_CLIENT_EXIT=3 FAKE_ROUNDS=20",
+                         "run " + kQuick + " --daemons 2 --out " + (dir / "run"));
+  INFO(r.err);
+  CHECK(r.exit_code == 1);
+  CHECK_THAT(r.err, Catch::Contains("cannot start (exit code 3): a restart "
+                                    "would fail the same way; ending the run"));
+  CHECK_THAT(r.err, !Catch::Contains("restarting in"));
+  // The daemon's message once, not once per restart or per daemon.
+  CHECK(testing::Occurrences(r.err, "fake client: giving up") == 1);
+  const std::string failure = Slurp(dir / "run/failure.txt");
+  CHECK_THAT(failure, Catch::StartsWith("daemon-") &&
+                          Catch::Contains("failed (exit code 3): fake client: giving up"));
+  auto listed = testing::RunProcess(
+      {std::string(SHEFL_BINARY_DIR) + "/bin/shefl", "ls", dir / "run", "--json"}, 30);
+  INFO(listed.output);
+  const nlohmann::json runs = nlohmann::json::parse(listed.output);
+  REQUIRE(runs.size() == 1);
+  CHECK(runs[0]["state"] == "failed");
+  CHECK(runs[0]["resumable"] == false);
+  auto status = testing::RunProcess(
+      {std::string(SHEFL_BINARY_DIR) + "/bin/shefl", "status", dir / "run"}, 30);
+  CHECK_THAT(status.output, Catch::Contains("failed after round") &&
+                                Catch::Contains("fake client: giving up"));
+}
+
 TEST_CASE("shefl run restarts a daemon that dies and gives up after the limit") {
   TempDir dir;
   RunResult r = RunShefl(dir,
@@ -782,6 +823,30 @@ TEST_CASE("shefl run restarts a daemon that dies and gives up after the limit") 
   CHECK_THAT(bad.err, Catch::Contains("restarting in 1 s (restart 1 of at most 1)"));
   CHECK_THAT(bad.err, Catch::Contains("after 1 restarts; giving up"));
   CHECK_THAT(bad.err, Catch::Contains("failed (exit code 4); last log lines:"));
+}
+
+TEST_CASE("shefl run refuses a secure run its daemons cannot carry") {
+  TempDir dir;
+  // quick.yaml with one daemon: no model can have secure.min_parties = 5.
+  RunResult r = RunShefl(dir, "", "run " + kQuick +
+                                      " --set aggregation.secure=common_support --out " +
+                                      (dir / "run"));
+  INFO(r.err);
+  CHECK(r.exit_code == 1);
+  CHECK_THAT(r.err, Catch::Contains("secure.min_parties = 5") &&
+                        Catch::Contains("starts 1: use --daemons 5 or more"));
+  CHECK_FALSE(fs::exists(dir / "run"));
+  RunResult three = RunShefl(dir, "", "run " + kQuick +
+                                          " --daemons 3 --set aggregation.secure=common_support --out " +
+                                          (dir / "run"));
+  CHECK(three.exit_code == 1);
+  CHECK_THAT(three.err, Catch::Contains("or --set secure.min_parties=3"));
+  // Enough daemons: it starts (the stand-ins run it).
+  RunResult five = RunShefl(dir, "FAKE_ROUNDS=1",
+                            "run " + kQuick + " --daemons 5 --set rounds=1 --set "
+                            "aggregation.secure=common_support --out " + (dir / "run"));
+  INFO(five.err);
+  CHECK(five.exit_code == 0);
 }
 
 TEST_CASE("shefl run refuses a bad config before starting anything") {

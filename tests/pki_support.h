@@ -72,16 +72,22 @@ inline DialAs ClientOf(const std::string& pki, int i) {
   return {false, pki + "/ca.pem", c + ".pem", c + ".key", ""};
 }
 
-// A stub on a fresh channel, so one peer's handshake never reuses
-// another's connection.
-inline absl::StatusOr<std::unique_ptr<v1::Coordinator::Stub>> DialCoordinator(
-    const std::string& target, const DialAs& d) {
+// The TlsOptions of a daemon that dials as `d`.
+inline TlsOptions TlsOf(const DialAs& d) {
   TlsOptions o;
   o.insecure = d.plaintext;
   o.ca_file = d.ca;
   o.cert_file = d.cert;
   o.key_file = d.key;
   o.server_name = d.server_name;
+  return o;
+}
+
+// A stub on a fresh channel, so one peer's handshake never reuses
+// another's connection.
+inline absl::StatusOr<std::unique_ptr<v1::Coordinator::Stub>> DialCoordinator(
+    const std::string& target, const DialAs& d) {
+  const TlsOptions o = TlsOf(d);
   grpc::ChannelArguments args;
   // A channel of its own: gRPC shares subchannels between channels with
   // equal arguments, and a peer must not ride on a connection another

@@ -4,6 +4,7 @@
 // accuracy, mean total MB) and that names the folders it read.
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 
 #include <nlohmann/json.hpp>
 
@@ -65,6 +66,49 @@ TEST_CASE("shefl report writes plots and a table of the runs it read") {
   auto bad = RunProcess({BinDir() + "/shefl", "report", dir / "nothing"}, 60);
   CHECK(bad.exit_code == 1);
   CHECK_THAT(bad.output, Catch::Contains("nothing/summary.json"));
+}
+
+// A finished run folder written by hand: config.yaml with `extra` lines,
+// one rounds.jsonl line per round, and summary.json.
+void FakeRun(const std::string& dir, int seed, int rounds, double accuracy,
+             const std::string& extra = "") {
+  std::filesystem::create_directories(dir);
+  WriteFile(dir + "/config.yaml",
+            "name: \"quick\"\nseed: " + std::to_string(seed) + "\nrounds: " +
+                std::to_string(rounds) + "\nout_dir: \"" + dir + "\"\n" + extra);
+  std::string lines;
+  for (int r = 1; r <= rounds; ++r)
+    lines += "{\"round\": " + std::to_string(r) + ", \"evaluated\": true, "
+             "\"ensemble_accuracy\": " + std::to_string(accuracy) + "}\n";
+  WriteFile(dir + "/rounds.jsonl", lines);
+  WriteFile(dir + "/summary.json",
+            nlohmann::json({{"rounds", rounds}, {"final_accuracy", accuracy},
+                            {"best_accuracy", accuracy}, {"total_bytes_up", 1e6},
+                            {"total_bytes_down", 2e6}})
+                .dump());
+}
+
+TEST_CASE("shefl report pools only seeds of one config and names every run") {
+  TempDir dir;
+  FakeRun(dir / "a", 1, 3, 0.5, "train:\n  lr: 0.1\n");
+  FakeRun(dir / "b", 2, 3, 0.7, "train:\n  lr: 0.1\n");
+  FakeRun(dir / "c", 1, 5, 0.9, "train:\n  lr: 0.1\n");  // other rounds
+  FakeRun(dir / "d", 1, 3, 0.2, "train:\n  lr: 0.2\n");  // another --set
+  auto r = RunProcess({BinDir() + "/shefl", "report", dir / "a", dir / "b", dir / "c",
+                       dir / "d", "--markdown", dir / "t.md"},
+                      60);
+  INFO(r.output);
+  REQUIRE(r.exit_code == 0);
+  const std::string table = ReadFile(dir / "t.md");
+  INFO(table);
+  // Seeds 1 and 2 of one config: one row, mean 60 and std 14.14.
+  CHECK_THAT(table, Catch::Contains("| quick (rounds=3, train.lr=0.1) | 2 | 60.00 ± 14.14 |"));
+  CHECK_THAT(table, Catch::Contains("| quick (rounds=5, train.lr=0.1) | 1 | 90.00 ± 0.00 |"));
+  CHECK_THAT(table, Catch::Contains("| quick (rounds=3, train.lr=0.2) | 1 | 20.00 ± 0.00 |"));
+  CHECK(Occurrences(table, "| quick") == 3);
+  // The text table names each run by its folder.
+  for (const char* run : {"a", "b", "c", "d"})
+    CHECK_THAT(r.output, Catch::Contains(dir / run));
 }
 
 }  // namespace

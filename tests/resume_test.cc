@@ -162,6 +162,49 @@ TEST_CASE("a resumed run's summary keeps the accuracy of the rounds before") {
   CHECK(nlohmann::json::parse(ReadFile(run + "/summary.json"))["threshold"] == 0.5);
 }
 
+TEST_CASE("rounds between evaluations carry no figures, and a resume keeps "
+          "the last evaluation's round") {
+  TempDir dir;
+  WriteFile(dir / "c.yaml", SyntheticConfig());
+  const std::string run = dir / "run";
+  auto launch = [&](std::vector<std::string> argv) {
+    argv.insert(argv.begin(), BinDir() + "/shefl");
+    auto r = RunProcess(argv, 300);
+    INFO(r.output);
+    REQUIRE(r.exit_code == 0);
+    return r.output;
+  };
+  launch({"run", dir / "c.yaml", "--daemons", "1", "--threads", "1", "--out", run,
+          "--insecure", "--set", "rounds=2", "--set", "eval.every=2"});
+  const std::string resumed = launch({"run", "--resume", run, "--set", "rounds=5"});
+  const auto lines = ReadJsonl(run + "/rounds.jsonl");
+  REQUIRE(lines.size() == 5u);
+  // Evaluated: rounds 2 and 4 (eval.every) and 5 (the last).
+  const std::vector<int> source = {0, 2, 2, 4, 5};
+  for (size_t i = 0; i < lines.size(); ++i) {
+    const auto& l = lines[i];
+    INFO(l.dump());
+    const bool evaluated = i == 1 || i == 3 || i == 4;
+    CHECK(l["evaluated"] == evaluated);
+    CHECK(l["evaluation_round"] == source[i]);
+    CHECK(l.contains("ensemble_accuracy") == evaluated);
+    CHECK(l.contains("eval_samples") == evaluated);
+  }
+  // The resumed launcher names the figures' round for round 3.
+  std::string round3;
+  for (const std::string& line : Lines(resumed))
+    if (line.rfind("round 3/5", 0) == 0) round3 = line;
+  INFO(resumed);
+  CHECK_THAT(round3, Catch::Contains("% (round 2)  loss "));
+  // `shefl ls` reads only evaluated rounds: the best is one of theirs.
+  auto ls = RunProcess({BinDir() + "/shefl", "ls", run, "--json"}, 30);
+  const double best = nlohmann::json::parse(ls.output)[0]["best_accuracy"].get<double>();
+  CHECK(best > 0);
+  CHECK(best == std::max({lines[1]["ensemble_accuracy"].get<double>(),
+                          lines[3]["ensemble_accuracy"].get<double>(),
+                          lines[4]["ensemble_accuracy"].get<double>()}));
+}
+
 TEST_CASE("SIGTERM stops the coordinator cleanly: checkpoint, summary, exit 0") {
   TempDir dir;
   WriteFile(dir / "c.yaml", SyntheticConfig());

@@ -1,5 +1,7 @@
 // The distributed runtime through real processes on 127.0.0.1: the
 // launcher starts shefl-coordinator and shefl-client daemons.
+#include <signal.h>
+
 #include <filesystem>
 #include <map>
 
@@ -13,6 +15,7 @@ namespace {
 using testing::ReadJsonl;
 using testing::RunProcess;
 using testing::TempDir;
+using testing::BinDir;
 
 nlohmann::json RunLauncher(const TempDir& dir, const std::string& out,
                            int daemons) {
@@ -127,6 +130,63 @@ TEST_CASE("a bad config stops the coordinator at start, naming the key") {
   auto r5 = RunProcess({testing::BinDir() + "/shefl-client", "--insecure=yes"}, 60);
   CHECK(r5.exit_code == 2);
   CHECK_THAT(r5.output, Catch::Contains("--insecure takes no value"));
+}
+
+TEST_CASE("a daemon's device error ends shefl run at once, said once") {
+  // No machine has 100 GPUs: the daemon's start fails on CPU and CUDA
+  // builds alike, and restarting it would fail the same way.
+  TempDir dir;
+  const std::string cfg = dir / "c.yaml";
+  testing::WriteFile(cfg, testing::SyntheticConfig());
+  auto r = RunProcess({BinDir() + "/shefl", "run", cfg, "--device", "cuda:99",
+                       "--threads", "1", "--out", dir / "run"},
+                      120);
+  INFO(r.output);
+  CHECK(r.exit_code == 1);
+  CHECK(testing::Occurrences(r.output, "device 'cuda:99'") == 1);
+  CHECK_THAT(r.output, !Catch::Contains("restarting in"));
+  auto ls = RunProcess({BinDir() + "/shefl", "ls", dir / "run", "--json"}, 30);
+  CHECK(nlohmann::json::parse(ls.output)[0]["state"] == "failed");
+}
+
+TEST_CASE("a second coordinator on a taken port is refused, naming the flag") {
+  // gRPC's SO_REUSEPORT would let it listen beside the first one, and the
+  // kernel would spread the daemons between two runs.
+  TempDir dir;
+  const std::string cfg = dir / "c.yaml";
+  testing::WriteFile(cfg, testing::SyntheticConfig("rounds: 1000\n"));
+  const int port = testing::FreePort(), health = testing::FreePort();
+  const std::string listen = "127.0.0.1:" + std::to_string(port);
+  const std::string health_listen = "127.0.0.1:" + std::to_string(health);
+  const std::string log = dir / "first.log";
+  const int first = testing::Spawn(
+      {BinDir() + "/shefl-coordinator", "--config", cfg, "--listen", listen,
+       "--health-listen", health_listen, "--out", dir / "first", "--insecure"},
+      log);
+  REQUIRE(testing::WaitUntil(
+      [&] { return testing::ReadFile(log).find("listening on port") !=
+                   std::string::npos; },
+      60));
+  auto second = testing::RunProcess(
+      {BinDir() + "/shefl-coordinator", "--config", cfg, "--listen", listen,
+       "--out", dir / "second", "--insecure"},
+      60);
+  auto third = testing::RunProcess(
+      {BinDir() + "/shefl-coordinator", "--config", cfg, "--listen",
+       "127.0.0.1:0", "--health-listen", health_listen, "--out", dir / "third",
+       "--insecure"},
+      60);
+  ::kill(-first, SIGKILL);
+  testing::WaitFor(first, 10);
+  INFO(second.output);
+  CHECK(second.exit_code == 1);
+  CHECK_THAT(second.output, Catch::Contains("--listen " + listen) &&
+                                Catch::Contains("in use"));
+  CHECK_THAT(second.output, !Catch::Contains("listening on port"));
+  INFO(third.output);
+  CHECK(third.exit_code == 1);
+  CHECK_THAT(third.output, Catch::Contains("--health-listen " + health_listen) &&
+                               Catch::Contains("in use"));
 }
 
 }  // namespace

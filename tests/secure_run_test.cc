@@ -9,6 +9,8 @@
 // gone abandons the model's round and the models do not move.
 #include <signal.h>
 
+#include <filesystem>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -147,9 +149,12 @@ TEST_CASE("secure: masked models equal clear_support ones whatever the packing, 
 
 // Starts a coordinator and `n` daemons of one client each.
 struct Federation {
-  Federation(const TempDir& dir, int n, const std::vector<std::string>& sets) {
+  Federation(const TempDir& dir, int n, const std::vector<std::string>& sets,
+             const std::vector<std::string>& coordinator_flags = {}) {
     port = FreePort();
-    coordinator = Spawn(CoordinatorArgv(dir, port, sets), dir / "c.log");
+    std::vector<std::string> argv = CoordinatorArgv(dir, port, sets);
+    argv.insert(argv.end(), coordinator_flags.begin(), coordinator_flags.end());
+    coordinator = Spawn(argv, dir / "c.log");
     for (int i = 0; i < n; ++i)
       daemons.push_back(Spawn(DaemonArgv(dir, port, "d" + std::to_string(i),
                                          std::to_string(i)),
@@ -226,6 +231,48 @@ TEST_CASE("secure: one more than n - t gone abandons the round, and the models "
     CHECK(rounds[i]["ensemble_accuracy"] == rounds[0]["ensemble_accuracy"]);
   }
   CHECK_THAT(ReadFile(dir / "c.log"), Catch::Contains("nothing is unmasked"));
+}
+
+// The coordinator's /metrics once its rounds are done: it lingers there.
+std::map<std::string, double> FinalMetrics(const TempDir& dir, int metrics_port) {
+  REQUIRE(WaitUntil([&] { return std::filesystem::exists(dir / "run/summary.json"); },
+                    300));
+  return ParseMetrics(HttpGet(metrics_port, "/metrics"));
+}
+
+TEST_CASE("secure: /metrics counts a secure run's updates and sessions as "
+          "rounds.jsonl does, not_run included") {
+  TempDir dir;
+  WriteFile(dir / "c.yaml", SecureConfig());
+  const int metrics = FreePort();
+  const std::vector<std::string> linger = {
+      "--metrics-listen", "127.0.0.1:" + std::to_string(metrics),
+      "--metrics-linger-s", "60"};
+  {
+    Federation f(dir, 5, Clients(5, {"rounds=2"}), linger);
+    const auto m = FinalMetrics(dir, metrics);
+    const auto rounds = ReadJsonl(dir / "run/rounds.jsonl");
+    REQUIRE(rounds.size() == 2);
+    double accepted = 0;
+    for (const auto& line : rounds) accepted += line["updates_accepted"].get<double>();
+    CHECK(accepted == 2 * 2 * 5);  // rounds x models x clients
+    CHECK(m.at("shefl_updates_total{result=\"accepted\"}") == accepted);
+    CHECK(m.at("shefl_secure_sessions_total{outcome=\"finished\"}") == 4);
+    // The last round's uploads, counted when its sums were unmasked.
+    CHECK(m.at("shefl_round_uploads_received") == 2 * 5);
+  }
+  TempDir dir2;
+  WriteFile(dir2 / "c.yaml", SecureConfig());
+  {
+    // Five daemons, six needed: no model is aggregated, and it shows.
+    Federation f(dir2, 5, Clients(5, {"rounds=2", "secure.min_parties=6"}), linger);
+    const auto m = FinalMetrics(dir2, metrics);
+    for (const auto& line : ReadJsonl(dir2 / "run/rounds.jsonl"))
+      CHECK(line["secure"]["0"]["outcome"] == "not_run");
+    CHECK(m.at("shefl_secure_sessions_total{outcome=\"not_run\"}") == 4);
+    const std::string accepted = "shefl_updates_total{result=\"accepted\"}";
+    CHECK((m.count(accepted) == 0 ? 0.0 : m.at(accepted)) == 0);
+  }
 }
 
 }  // namespace

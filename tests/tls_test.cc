@@ -6,8 +6,12 @@
 
 #include "common/net/tls.h"
 
-#include <cstdio>
+#include <signal.h>
 
+#include <cstdio>
+#include <map>
+
+#include "common/net/connect_failure.h"
 #include "tests/pki_support.h"
 
 namespace shefl {
@@ -18,11 +22,26 @@ using testing::ReadFile;
 using testing::RunProcess;
 using testing::TempDir;
 
+
 // A PKI made by the real `shefl certs`: client-0 and client-1, a token.
 void MakePki(const std::string& dir) {
   const absl::Status made = testing::MakeCertsWithCli(dir, 2);
   INFO(made);
   REQUIRE(made.ok());
+}
+
+// The run's PKI, a second one (another CA), an expired client-0 of the
+// first CA (its validity ended yesterday), and the first's token.
+struct Pkis {
+  std::string pki, other, expired, token;
+};
+Pkis MakePkis(const TempDir& dir) {
+  Pkis k{dir / "pki", dir / "other", dir / "expired", ""};
+  MakePki(k.pki);
+  MakePki(k.other);
+  REQUIRE(testing::MakeExpiredClient(k.pki, k.expired).ok());
+  k.token = ReadFile(k.pki + "/token").substr(0, 64);
+  return k;
 }
 
 // A coordinator in this process under mutual TLS and the token of `pki`,
@@ -69,13 +88,9 @@ const char* CodeName(grpc::StatusCode c) {
 TEST_CASE("only peers with the CA's certificate and the token get in",
           "[tls]") {
   TempDir dir;
-  const std::string pki = dir / "pki", other = dir / "other";
-  const std::string expired = dir / "expired";
-  MakePki(pki);
-  MakePki(other);
-  // A client certificate of the right CA whose validity ended yesterday.
-  REQUIRE(testing::MakeExpiredClient(pki, expired).ok());
-  const std::string token = ReadFile(pki + "/token").substr(0, 64);
+  const Pkis k = MakePkis(dir);
+  const std::string &pki = k.pki, &other = k.other, &expired = k.expired;
+  const std::string& token = k.token;
   TlsCoordinator c(dir, pki);
 
   const Peer good{"valid cert + token", testing::ClientOf(pki, 0), token};
@@ -175,6 +190,100 @@ TEST_CASE("a coordinator without TLS files or --insecure refuses to start",
                       60);
   CHECK(m.exit_code == 1);
   CHECK_THAT(m.output, Catch::Contains("missing.pem"));
+}
+
+TEST_CASE("a daemon's TLS mistakes are named with the flag to fix, not unreachable",
+          "[tls]") {
+  TempDir dir;
+  const Pkis k = MakePkis(dir);
+  const std::string &pki = k.pki, &other = k.other, &expired = k.expired;
+  const std::string& token = k.token;
+  TlsCoordinator c(dir, pki);
+  // What each handshake failure against a mutual-TLS coordinator must read
+  // as, from the message gRPC really gives.
+  const std::map<std::string, std::pair<ConnectFailure, std::string>> want = {
+      {"no cert", {ConnectFailure::kHandshakeRefused, "give --tls-cert and --tls-key"}},
+      {"cert of other CA", {ConnectFailure::kHandshakeRefused, "--tls-client-ca"}},
+      {"trusts other CA", {ConnectFailure::kUntrustedServer, "give --tls-ca"}},
+      {"expired cert", {ConnectFailure::kHandshakeRefused, "--tls-client-ca"}},
+      {"wrong host name", {ConnectFailure::kServerName, "--tls-server-name"}},
+      {"plaintext", {ConnectFailure::kHandshakeRefused, "drop --insecure"}},
+  };
+  const testing::DialAs good = testing::ClientOf(pki, 0);
+  for (auto& [label, dial] : testing::HandshakeFailures(good, other, expired)) {
+    auto stub = testing::DialCoordinator(c.target(), dial);
+    REQUIRE(stub.ok());
+    const grpc::Status st = RegisterAs(**stub, "d", token, 0, 3);
+    const TlsOptions tls = testing::TlsOf(dial);
+    const ConnectFailure kind = ClassifyConnectFailure(st.error_message(), tls);
+    const std::string said = ExplainConnectFailure(kind, tls);
+    std::printf("%-20s %-60.60s -> %s\n", label.c_str(), st.error_message().c_str(),
+                said.c_str());
+    INFO(label << ": " << st.error_message() << " -> " << said);
+    REQUIRE(want.count(label) == 1);
+    CHECK(kind == want.at(label).first);
+    CHECK_THAT(said, Catch::Contains(want.at(label).second));
+  }
+  // No --tls-ca: the system's CAs do not know the run's own CA.
+  testing::DialAs system = good;
+  system.ca = "";
+  auto stub = testing::DialCoordinator(c.target(), system);
+  REQUIRE(stub.ok());
+  const grpc::Status st = RegisterAs(**stub, "d", token, 0, 3);
+  INFO(st.error_message());
+  const TlsOptions tls = testing::TlsOf(system);
+  CHECK(ClassifyConnectFailure(st.error_message(), tls) ==
+        ConnectFailure::kUntrustedServer);
+  CHECK_THAT(ExplainConnectFailure(ConnectFailure::kUntrustedServer, tls),
+             Catch::Contains("no --tls-ca"));
+}
+
+TEST_CASE("a TLS daemon against a plaintext coordinator, or none, is told which",
+          "[tls]") {
+  TempDir dir;
+  const std::string pki = dir / "pki";
+  MakePki(pki);
+  testing::WriteFile(dir / "c.yaml", testing::SyntheticConfig());
+  RunningCoordinator plain(PlainOptions(dir / "c.yaml", dir / "out"));
+  const testing::DialAs tls_daemon = testing::ClientOf(pki, 0);
+  auto stub = testing::DialCoordinator(plain.target(), tls_daemon);
+  REQUIRE(stub.ok());
+  const grpc::Status st = RegisterAs(**stub, "d", "", 0, 3);
+  INFO(st.error_message());
+  CHECK(st.error_code() == grpc::StatusCode::UNAVAILABLE);
+  const TlsOptions tls = testing::TlsOf(tls_daemon);
+  CHECK(ClassifyConnectFailure(st.error_message(), tls) ==
+        ConnectFailure::kPlaintextServer);
+  CHECK_THAT(ExplainConnectFailure(ConnectFailure::kPlaintextServer, tls),
+             Catch::Contains("give this daemon --insecure"));
+  // Nothing listening: still "unreachable".
+  const std::string nowhere = "127.0.0.1:" + std::to_string(testing::FreePort());
+  auto none = testing::DialCoordinator(nowhere, tls_daemon);
+  REQUIRE(none.ok());
+  const grpc::Status down = RegisterAs(**none, "d", "", 0, 3);
+  INFO(down.error_message());
+  CHECK(ClassifyConnectFailure(down.error_message(), tls) ==
+        ConnectFailure::kUnreachable);
+}
+
+TEST_CASE("a plaintext shefl-client against a TLS coordinator logs what to change",
+          "[tls]") {
+  TempDir dir;
+  const std::string pki = dir / "pki";
+  MakePki(pki);
+  TlsCoordinator c(dir, pki);
+  const std::string log = dir / "daemon.log";
+  const int pid = testing::Spawn(
+      {BinDir() + "/shefl-client", "--coordinator", c.target(), "--clients", "0-1",
+       "--out", dir / "d", "--threads", "1", "--insecure"},
+      log);
+  const bool said = testing::WaitUntil(
+      [&] { return ReadFile(log).find("drop --insecure") != std::string::npos; }, 60);
+  ::kill(-pid, SIGKILL);
+  testing::WaitFor(pid, 10);
+  INFO(ReadFile(log));
+  CHECK(said);
+  CHECK_THAT(ReadFile(log), !Catch::Contains("unreachable"));
 }
 
 }  // namespace

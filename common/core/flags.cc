@@ -6,6 +6,7 @@
 #include <optional>
 #include <vector>
 
+#include "absl/strings/cord.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
@@ -50,6 +51,15 @@ std::function<absl::Status(const std::string&)> SetSeconds(
   };
 }
 
+namespace {
+constexpr char kCannotStartPayload[] = "shefl/cannot-start";
+}  // namespace
+
+absl::Status CannotStart(absl::Status st) {
+  if (!st.ok()) st.SetPayload(kCannotStartPayload, absl::Cord("1"));
+  return st;
+}
+
 int RunMain(int argc, char** argv, const std::string& program,
             const std::string& usage, const FlagSetters& setters,
             const std::function<absl::Status()>& run, void (*stop)(int),
@@ -90,7 +100,8 @@ int RunMain(int argc, char** argv, const std::string& program,
   std::signal(SIGTERM, stop);
   std::signal(SIGINT, stop);
   if (absl::Status st = run(); !st.ok())
-    return fail(std::string(st.message()), 1);
+    return fail(std::string(st.message()),
+                st.GetPayload(kCannotStartPayload) ? kExitCannotStart : 1);
   return 0;
 }
 

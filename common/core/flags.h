@@ -22,7 +22,8 @@ using FlagSetters =
 // Runs a binary's main: parses argv with `setters` (--help prints `usage`
 // and exits 0; --version prints VersionLine(program) and exits 0; an
 // unknown flag or a missing value exits 2 naming it), then calls `run`,
-// whose error is printed as "<program>: <message>" with exit code 1.
+// whose error is printed as "<program>: <message>" with exit code 1
+// (kExitCannotStart when the error is marked CannotStart).
 // SIGTERM and SIGINT call `stop` (which must be signal-safe).
 // `switches` are flags without a value ("--insecure"): present sets true.
 using FlagSwitches = std::map<std::string, bool*>;
@@ -30,6 +31,13 @@ int RunMain(int argc, char** argv, const std::string& program,
             const std::string& usage, const FlagSetters& setters,
             const std::function<absl::Status()>& run,
             void (*stop)(int signal), const FlagSwitches& switches = {});
+
+// The exit status of a start-up error that no restart can change (a bad
+// --device, an unreadable certificate): supervisors (`shefl run`, the
+// lab's systemd unit) leave such a process stopped instead of retrying.
+constexpr int kExitCannotStart = 3;
+// `st` marked as such an error: RunMain then exits with kExitCannotStart.
+absl::Status CannotStart(absl::Status st);
 
 // Setter helpers.
 std::function<absl::Status(const std::string&)> SetString(std::string* out);

@@ -12,7 +12,15 @@ void AddClientKeepalive(grpc::ChannelArguments* args) {
   args->SetInt(GRPC_ARG_HTTP2_MAX_PINGS_WITHOUT_DATA, 0);
 }
 
+// gRPC sets SO_REUSEPORT on its listeners by default: a second coordinator
+// started on a taken port then listens beside the first, and the kernel
+// spreads daemons between two runs. Off, the second bind fails.
+void DenyPortSharing(grpc::ServerBuilder* builder) {
+  builder->AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
+}
+
 void AddServerKeepaliveAndLimits(grpc::ServerBuilder* builder) {
+  DenyPortSharing(builder);
   builder->AddChannelArgument(GRPC_ARG_KEEPALIVE_TIME_MS, kKeepaliveTimeMs);
   builder->AddChannelArgument(GRPC_ARG_KEEPALIVE_TIMEOUT_MS,
                               kKeepaliveTimeoutMs);
@@ -38,6 +46,7 @@ void AddServerKeepaliveAndLimits(grpc::ServerBuilder* builder) {
 }
 
 void AddProbePortLimits(grpc::ServerBuilder* builder) {
+  DenyPortSharing(builder);
   builder->AddChannelArgument(GRPC_ARG_SERVER_HANDSHAKE_TIMEOUT_MS, 10000);
   builder->AddChannelArgument(GRPC_ARG_MAX_CONNECTION_IDLE_MS, 60000);
   builder->AddChannelArgument(GRPC_ARG_MAX_CONNECTION_AGE_MS, 600000);

@@ -15,6 +15,8 @@ constexpr int kKeepaliveTimeMs = 10000;
 constexpr int kKeepaliveTimeoutMs = 5000;
 
 void AddClientKeepalive(grpc::ChannelArguments* args);
+// Both server settings below also refuse to share the port (no
+// SO_REUSEPORT), so a port in use fails the start.
 // Keepalive, a ping policy that accepts the daemons' pings, and limits:
 // concurrent streams per connection and a resource quota (threads and
 // memory), so no peer can grow the coordinator without bound.

@@ -38,7 +38,9 @@ absl::StatusOr<std::unique_ptr<HealthPort>> HealthPort::Start(
   h->server_ = builder.BuildAndStart();
   if (!h->server_ || h->port_ == 0)
     return absl::UnavailableError(
-        absl::StrCat("--health-listen ", listen, ": cannot listen there"));
+        absl::StrCat("--health-listen ", listen,
+                     ": cannot listen there: the port is in use or the "
+                     "address is not this machine's"));
   return h;
 }
 

@@ -151,7 +151,9 @@ CoordinatorMetrics::CoordinatorMetrics()
   secure_sessions_ = &prometheus::BuildCounter()
                           .Name("shefl_secure_sessions_total")
                           .Help("Secure-aggregation sessions (one per round "
-                                "and model) by outcome: finished, abandoned")
+                                "and model) by outcome: finished, abandoned, "
+                                "refused, stopped, not_run (fewer daemons "
+                                "trained the model than secure.min_parties)")
                           .Register(r);
   download_bytes_ =
       &prometheus::BuildCounter()
