@@ -153,16 +153,17 @@ absl::Status Daemon::Run() {
     if (stop_) break;
     const double delay = backoff.NextDelay();
     // A TLS mistake is named with its flag, not left as "unreachable".
-    std::string why = "went away";
+    std::string why = "went away", detail;
     if (!end.ok()) {
       const absl::string_view message = end.status().message();
       const ConnectFailure kind = ClassifyConnectFailure(message, o_.tls);
       why = ExplainConnectFailure(kind, o_.tls);
+      // gRPC's own words after the delay, where scripts do not look.
       if (kind == ConnectFailure::kUnreachable)
-        absl::StrAppend(&why, " (", message.substr(0, 200), ")");
+        detail = absl::StrCat(" (", message.substr(0, 200), ")");
     }
-    LogLine(o_.name, absl::StrFormat("coordinator %s %s; reconnecting in %.2f s",
-                                     o_.coordinator, why, delay));
+    LogLine(o_.name, absl::StrFormat("coordinator %s %s; reconnecting in %.2f s%s",
+                                     o_.coordinator, why, delay, detail));
     const auto until = std::chrono::steady_clock::now() +
                        std::chrono::duration<double>(delay);
     while (!stop_ && std::chrono::steady_clock::now() < until)
