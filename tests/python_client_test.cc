@@ -104,7 +104,8 @@ TEST_CASE("python: secure aggregation's primitives and party equal the C++ ones"
                   "test_every_t_subset_reconstructs_for_n_5_t_3_and_n_10_t_7",
                   "test_pairwise_masks_cancel_mod_2_32_for_n_2_3_and_20",
                   "test_30_percent_dropped_at_any_stage_gives_the_survivors_exact_sum",
-                  "test_a_party_refuses_a_request_that_would_reveal_an_input"});
+                  "test_a_party_refuses_a_request_that_would_reveal_an_input",
+                  "test_a_party_refuses_a_minority_t_and_to_mask_with_fewer_than_t_sharers"});
 }
 
 // A Python client as a secure-aggregation party (shefl_client.secure_round):

@@ -186,6 +186,60 @@ TEST_CASE("a party refuses a request that would reveal an input") {
   CHECK(other.status().code() == absl::StatusCode::kPermissionDenied);
 }
 
+TEST_CASE("a party refuses a minority t, and to mask with fewer than t sharers") {
+  Session s(6);
+  for (auto& p : s.parties) REQUIRE(s.collector.AddAdvert(p->Advert()).ok());
+  auto roster = s.collector.CloseAdverts();
+  REQUIRE(roster.ok());
+  REQUIRE(roster->params.t == 5u);
+  // t = 3 of 6 is no majority: a coordinator lying to two halves could
+  // collect one party's seed from one and its key from the other.
+  Roster low = *roster;
+  low.params.t = 3;
+  auto refused = s.parties[0]->ShareBoxes(low);
+  CHECK(refused.status().code() == absl::StatusCode::kPermissionDenied);
+  CHECK_THAT(std::string(refused.status().message()), Catch::Contains("t = 3 of n = 6"));
+  // Nor does the collector make one.
+  Session s3(6, 3);
+  for (auto& p : s3.parties) REQUIRE(s3.collector.AddAdvert(p->Advert()).ok());
+  CHECK_THAT(std::string(s3.collector.CloseAdverts().status().message()),
+             Catch::Contains("not a majority"));
+
+  for (auto& p : s.parties) {
+    auto boxes = p->ShareBoxes(*roster);
+    REQUIRE(boxes.ok());
+    REQUIRE(s.collector.AddBoxes(p->id(), std::move(*boxes)).ok());
+  }
+  REQUIRE(s.collector.CloseShares().ok());
+  // Three of its five peers' boxes reach party 100: with itself 4 sharers,
+  // fewer than t = 5, so no t survivors could ever unmask its input.
+  SecureParty& p = *s.parties[0];
+  std::vector<ShareBox> boxes = s.collector.BoxesFor(p.id());
+  REQUIRE(boxes.size() == 5u);
+  REQUIRE(p.TakeBoxes(absl::MakeConstSpan(boxes).subspan(0, 3)).ok());
+  auto few = p.Mask(s.q.at(p.id()), 1);
+  CHECK(few.status().code() == absl::StatusCode::kFailedPrecondition);
+  CHECK_THAT(std::string(few.status().message()),
+             Catch::Contains("4 parties shared with party 100") &&
+                 Catch::Contains("fewer than t = 5"));
+  REQUIRE(p.TakeBoxes(boxes).ok());
+  CHECK(p.Mask(s.q.at(p.id()), 1).ok());
+}
+
+TEST_CASE("a party's secrets are zero once it wipes them, as it does when freed") {
+  Session s(5);
+  REQUIRE(Run(s, {}).ok());
+  // Its keys, its seed, its own shares and the four peers' shares.
+  SecureParty& p = *s.parties[2];
+  const std::vector<uint8_t> before = p.SecretBytesForTest();
+  CHECK(before.size() == 32 + 32 + 16 + 5 * (3 + 5) * 8);
+  CHECK(std::count(before.begin(), before.end(), 0) < static_cast<long>(before.size() / 8));
+  p.WipeSecretsForTest();
+  const std::vector<uint8_t> after = p.SecretBytesForTest();
+  REQUIRE(after.size() == before.size());
+  CHECK(std::all_of(after.begin(), after.end(), [](uint8_t b) { return b == 0; }));
+}
+
 TEST_CASE("boxes tampered with, or from another session, are refused") {
   Session a(5), b(5);
   for (Session* s : {&a, &b}) {

@@ -252,7 +252,9 @@ std::vector<Field> Fields(ExperimentConfig& c) {
        "global updates the support is ranked by.",
        &c.secure.accumulator_decay, 0, 1},
       {"secure.threshold", "t of n parties needed to unmask; 0: "
-       "floor(2n/3) + 1.", &c.secure.threshold, 0, 1e6},
+       "floor(2n/3) + 1. A t that is not a majority of a session's n "
+       "(below floor(n/2) + 1) abandons that session: parties refuse it.",
+       &c.secure.threshold, 0, 1e6},
       {"secure.scale_bits", "f: values travel as round(x 2^f) mod 2^32.",
        &c.secure.scale_bits, 1, 30},
       {"secure.clip", "c: each value is clipped to [-c, c] (the rest stays "

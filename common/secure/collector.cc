@@ -67,6 +67,11 @@ absl::StatusOr<Roster> SecureCollector::CloseAdverts() {
   if (p.t > n)
     return absl::InvalidArgumentError(absl::StrCat(
         "secure.threshold = ", p.t, " is above the ", n, " parties of the session"));
+  // The parties refuse a t that is not a majority (common/secure/party.h).
+  if (p.t < n / 2 + 1)
+    return absl::InvalidArgumentError(absl::StrCat(
+        "secure.threshold = ", p.t, " is not a majority of the ", n,
+        " parties of the session (at least ", n / 2 + 1, ")"));
   auto sid = MakeSessionId(p);
   if (!sid.ok()) return sid.status();
   sid_ = *sid;

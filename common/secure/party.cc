@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/secure/shamir.h"
+#include "common/secure/wipe.h"
 
 namespace shefl {
 namespace {
@@ -14,7 +15,40 @@ bool SortedDistinct(const std::vector<uint32_t>& ids) {
          }) == ids.end();
 }
 
+void WipeShares(PeerShares& s) {
+  Wipe(s.self_seed.y);
+  Wipe(s.mask_private.y);
+}
+
+void AppendShare(const ShamirShare& s, std::vector<uint8_t>* out) {
+  const auto* p = reinterpret_cast<const uint8_t*>(s.y.data());
+  out->insert(out->end(), p, p + s.y.size() * sizeof(uint64_t));
+}
+
 }  // namespace
+
+SecureParty::~SecureParty() { WipeSecrets(); }
+
+void SecureParty::WipeSecrets() {
+  Wipe(enc_.private_key);
+  Wipe(mask_.private_key);
+  Wipe(seed_);
+  WipeShares(own_);
+  for (auto& [peer, shares] : from_peers_) WipeShares(shares);
+}
+
+std::vector<uint8_t> SecureParty::SecretBytesForTest() const {
+  std::vector<uint8_t> out(enc_.private_key.begin(), enc_.private_key.end());
+  out.insert(out.end(), mask_.private_key.begin(), mask_.private_key.end());
+  out.insert(out.end(), seed_.begin(), seed_.end());
+  AppendShare(own_.self_seed, &out);
+  AppendShare(own_.mask_private, &out);
+  for (const auto& [peer, shares] : from_peers_) {
+    AppendShare(shares.self_seed, &out);
+    AppendShare(shares.mask_private, &out);
+  }
+  return out;
+}
 
 absl::StatusOr<std::unique_ptr<SecureParty>> SecureParty::Create(uint32_t id) {
   auto p = std::unique_ptr<SecureParty>(new SecureParty());
@@ -46,6 +80,15 @@ absl::Status SecureParty::CheckRoster(const Roster& roster) const {
   if (me == ids.end())
     return absl::InvalidArgumentError(
         absl::StrCat("secure aggregation: party ", id_, " is not in the roster"));
+  // A t of at most half the parties would let a coordinator that lies to
+  // two halves of them collect a party's seed from one and its key from
+  // the other: t must be a majority of n (Bonawitz et al. 2017).
+  const uint32_t n = roster.params.n, t = roster.params.t;
+  if (n != ids.size() || t < n / 2 + 1 || t > n)
+    return absl::PermissionDeniedError(absl::StrCat(
+        "secure aggregation: refused: the roster's t = ", t, " of n = ", n,
+        " (", ids.size(), " parties listed) is not a majority: t must be from ",
+        ids.size() / 2 + 1, " to ", ids.size()));
   const KeyAdvert& mine = roster.keys[me - ids.begin()];
   if (mine.enc_public != enc_.public_key || mine.mask_public != mask_.public_key)
     return absl::PermissionDeniedError(absl::StrCat(
@@ -115,6 +158,12 @@ absl::Status SecureParty::TakeBoxes(absl::Span<const ShareBox> boxes) {
 absl::StatusOr<MaskedInput> SecureParty::Mask(absl::Span<const uint32_t> q, double weight) {
   if (!roster_ || masked_)
     return absl::FailedPreconditionError("secure aggregation: input out of stage");
+  // Fewer than t sharers (this party among them) can never unmask: the
+  // session is lost, and an input masked with so few would add nothing.
+  if (from_peers_.size() + 1 < t_)
+    return absl::FailedPreconditionError(absl::StrCat(
+        "secure aggregation: refused to mask: ", from_peers_.size() + 1,
+        " parties shared with party ", id_, " (itself included), fewer than t = ", t_));
   std::map<uint32_t, Key32> peers;
   for (const KeyAdvert& k : roster_->keys)
     if (from_peers_.count(k.party)) peers.emplace(k.party, k.mask_public);

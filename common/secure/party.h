@@ -4,7 +4,9 @@
 // gave it, and guards them: it answers one unmasking request per session,
 // never reveals both the seed share and the key share of one party, and
 // answers nothing when fewer than t parties survive (docs/DESIGN.md,
-// "Secure aggregation").
+// "Secure aggregation"). It refuses a roster whose t is not a majority of
+// its n, masks only when t parties (itself included) shared with it, and
+// wipes its secrets when it goes (common/secure/wipe.h).
 // Not thread-safe: one session, driven by one thread in stage order.
 #ifndef SHEFL_COMMON_SECURE_PARTY_H_
 #define SHEFL_COMMON_SECURE_PARTY_H_
@@ -29,6 +31,9 @@ class SecureParty {
  public:
   // Fresh keys and seed for party `id` (from OpenSSL's private generator).
   static absl::StatusOr<std::unique_ptr<SecureParty>> Create(uint32_t id);
+  ~SecureParty();
+  SecureParty(const SecureParty&) = delete;
+  SecureParty& operator=(const SecureParty&) = delete;
 
   // Stage 1: what the party advertises.
   KeyAdvert Advert() const;
@@ -44,13 +49,20 @@ class SecureParty {
   // senders are the peers whose pairwise masks this party adds.
   absl::Status TakeBoxes(absl::Span<const ShareBox> boxes);
 
-  // Stage 3: y = q + masks, over the peers whose boxes arrived.
+  // Stage 3: y = q + masks, over the peers whose boxes arrived; refused
+  // (FailedPrecondition) when fewer than t - 1 peers shared with this
+  // party, since then no t survivors could ever unmask the sum.
   absl::StatusOr<MaskedInput> Mask(absl::Span<const uint32_t> q, double weight);
 
   // Stage 4: the shares the request asks for, after the checks above.
   // The same request again gets the same answer (a retried call); any
   // other request of the session is refused.
   absl::StatusOr<UnmaskReply> Unmask(const UnmaskRequest& request);
+
+  // For tests only: every secret the party holds, concatenated (private
+  // keys, seed, shares), and the wipe its destructor does.
+  std::vector<uint8_t> SecretBytesForTest() const;
+  void WipeSecretsForTest() { WipeSecrets(); }
 
   uint32_t id() const { return id_; }
   const SessionId& session_id() const { return sid_; }
@@ -59,6 +71,8 @@ class SecureParty {
   SecureParty() = default;
   absl::Status CheckRoster(const Roster& roster) const;
   absl::Status CheckRequest(const UnmaskRequest& request) const;
+  // Zeros every secret the party holds: the destructor's work.
+  void WipeSecrets();
 
   uint32_t id_ = 0;
   X25519KeyPair enc_;

@@ -81,8 +81,9 @@ absl::StatusOr<Key32> X25519SharedSecret(ByteView private_key,
         "X25519: the agreement failed: the peer's public key has small "
         "order (the shared secret would be all zeros)");
   }
-  if (std::all_of(secret.begin(), secret.end(),
-                  [](uint8_t b) { return b == 0; }))
+  // In constant time: how many bytes are zero must not show in the timing.
+  static const Key32 kZero{};
+  if (CRYPTO_memcmp(secret.data(), kZero.data(), secret.size()) == 0)
     return absl::InvalidArgumentError(
         "X25519: the shared secret is all zeros (the peer's public key has "
         "small order)");

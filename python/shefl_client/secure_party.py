@@ -38,7 +38,12 @@ def _copy_share(s: ShamirShare) -> ShamirShare:
 class SecureParty:
     """Stages: advert(), share_boxes(roster), take_boxes(boxes),
     mask(q, weight), unmask(request); each refuses what the C++ refuses,
-    with the same status code (secure_primitives' error classes)."""
+    with the same status code (secure_primitives' error classes).
+
+    Unlike the C++ party, this one cannot wipe its secrets when it goes:
+    Python's bytes are immutable and the collector frees them when it will,
+    so the keys, the seed and the shares stay in freed memory until it is
+    reused. A deployment that needs them wiped runs the C++ daemon."""
 
     def __init__(self, party_id: int, enc: X25519KeyPair, mask: X25519KeyPair,
                  seed: bytes) -> None:
@@ -99,6 +104,13 @@ class SecureParty:
                                   "ascending, or differ from the session's")
         if self._id not in ids:
             raise InvalidArgument("secure aggregation: party %d is not in the roster" % self._id)
+        # t must be a majority of n: else a coordinator lying to two halves
+        # of the parties could collect one party's seed and its key.
+        n, t = roster.params.n, roster.params.t
+        if n != len(ids) or t < len(ids) // 2 + 1 or t > len(ids):
+            raise PermissionDenied("secure aggregation: refused: the roster's t = %d of n = %d "
+                                   "(%d parties listed) is not a majority: t must be from %d "
+                                   "to %d" % (t, n, len(ids), len(ids) // 2 + 1, len(ids)))
         mine = roster.keys[ids.index(self._id)]
         if mine.enc_public != self._enc.public_key or mine.mask_public != self._mask.public_key:
             raise PermissionDenied("secure aggregation: the roster gives party %d other keys "
@@ -162,6 +174,10 @@ class SecureParty:
         """y = q + masks, over the peers whose boxes arrived."""
         if self._roster is None or self._masked:
             raise FailedPrecondition("secure aggregation: input out of stage")
+        if len(self._from_peers) + 1 < self._t:
+            raise FailedPrecondition("secure aggregation: refused to mask: %d parties shared with "
+                                     "party %d (itself included), fewer than t = %d"
+                                     % (len(self._from_peers) + 1, self._id, self._t))
         peers = {k.party: k.mask_public for k in self._roster.keys if k.party in self._from_peers}
         y = mask_input(q, self._id, self._seed, self._mask.private_key, peers, self._sid)
         self._masked = True

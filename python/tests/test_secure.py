@@ -12,6 +12,7 @@ direction, the fixed-point bounds, and whole sessions of Python parties
 with a small collector written here (the C++ SecureCollector's steps): the
 exact sum of the survivors with drops at every stage, abandonment below t,
 and the parties' refusals."""
+import copy
 import itertools
 import random
 import unittest
@@ -869,6 +870,25 @@ class Sessions(unittest.TestCase):
         c.close_shares()
         return s, roster
 
+    def test_a_party_refuses_a_minority_t_and_to_mask_with_fewer_than_t_sharers(self):
+        s, roster = self.setup_six()
+        fresh = SecureParty.create(100)
+        # t = 3 of 6 is not a majority: two halves could give up one party's
+        # seed and key; the party refuses the roster before sharing anything.
+        low = copy.deepcopy(roster)
+        low.params.t = 3
+        low.keys[0] = fresh.advert()
+        with self.assertRaisesRegex(prim.PermissionDenied, "t = 3 of n = 6"):
+            fresh.share_boxes(low)
+        # Only three of the five peers' boxes reach party 100: with itself,
+        # 4 sharers, fewer than t = 5, so it will not mask.
+        p = s.parties[0]
+        p.take_boxes(s.collector.boxes_for(p.id)[:3])
+        with self.assertRaisesRegex(prim.FailedPrecondition, "4 parties shared .* fewer than t = 5"):
+            p.mask(s.q[p.id], 1.0)
+        p.take_boxes(s.collector.boxes_for(p.id))  # all five: it masks
+        self.assertEqual(p.mask(s.q[p.id], 1.0).party, 100)
+
     def test_a_party_refuses_a_request_that_would_reveal_an_input(self):
         s, _ = self.setup_six()
         p = s.parties[0]
@@ -980,8 +1000,13 @@ class Sessions(unittest.TestCase):
         plain = sbox.open_share_box(boxes[0].box, p.session_id, 10, 20, c20.private_key,
                                     keys[10].enc_public)
         self.assertEqual(sbox.unpack_peer_shares(plain).self_seed.x, 2)  # 20's point
+        # No boxes taken: fewer than t sharers, so the party will not mask;
+        # the self mask alone, as MaskInput makes it, keeps the pinned words.
         p.take_boxes([])
-        y = p.mask(np.zeros(4, dtype=np.uint32), 1.0).y
+        with self.assertRaises(prim.FailedPrecondition):
+            p.mask(np.zeros(4, dtype=np.uint32), 1.0)
+        y = masks.mask_input(np.zeros(4, dtype=np.uint32), 10, b10, hash_of("s10"), {},
+                             p.session_id)
         self.assertEqual(hex_words(y), ["0c1aade5", "86c88561", "366acc01", "b1135830"])
 
     def test_masked_and_plain_fixed_point_sums_decode_to_the_same_floats(self):
