@@ -11,11 +11,8 @@
 #include <iostream>
 #include <system_error>
 
-#include "absl/strings/ascii.h"
-#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "absl/strings/str_split.h"
 #include "cli/endpoints.h"
 #include "cli/launch_record.h"
 #include "cli/live_status.h"
@@ -175,23 +172,14 @@ void PrintStarted(const RunPlan& plan, const Endpoints& endpoints) {
 
 // RUN_DIR/failure.txt, so `shefl ls` and `status` say "failed" and why,
 // not "stopped": the coordinator's clean stop leaves a summary.json too.
-// Its first line is the report's first with the last log line in place of
-// "last log lines:".
-void RecordFailure(const std::string& dir, const std::string& report) {
-  std::vector<std::string> lines = absl::StrSplit(report, '\n', absl::SkipEmpty());
-  if (lines.empty()) return;
-  std::string first = lines.front();
-  const std::string tail = "; last log lines:";
-  if (absl::EndsWith(first, tail) && lines.size() > 1)
-    first = absl::StrCat(first.substr(0, first.size() - tail.size()), ": ",
-                         absl::StripLeadingAsciiWhitespace(lines.back()));
-  std::ofstream(dir + "/" + kFailureFile) << first << "\n" << report;
+void RecordFailure(const std::string& dir, const WatchResult& result) {
+  std::ofstream(dir + "/" + kFailureFile) << result.failure << "\n" << result.report;
 }
 
 int Finish(const WatchResult& result, const std::string& dir) {
   switch (result.outcome) {
     case WatchOutcome::kChildFailed:
-      RecordFailure(dir, result.report);
+      RecordFailure(dir, result);
       std::cerr << result.report << "results: " << dir << "\n";
       return 1;
     case WatchOutcome::kInterrupted:
@@ -214,55 +202,58 @@ int Finish(const WatchResult& result, const std::string& dir) {
   return 0;
 }
 
-// The parties a run starts: its C++ daemons and the Python process.
-absl::StatusOr<int> Parties(const RunArgs& args, const ExperimentConfig& config) {
+// Who hosts which clients: the Python process's, and each C++ daemon's.
+struct ClientLayout {
   ClientSet python;
+  std::vector<ClientSet> ranges;
+  // The parties a run starts: its C++ daemons and the Python process.
+  int parties() const {
+    return static_cast<int>(ranges.size()) + (python.ids.empty() ? 0 : 1);
+  }
+};
+
+absl::StatusOr<ClientLayout> LayOutClients(const RunArgs& args,
+                                           const ExperimentConfig& config) {
+  // One daemon by default: it runs as many tasks at once as there are
+  // cores, from one queue, so no core idles while another has work.
+  ClientLayout l;
   if (!args.python_clients.empty()) {
     auto p = ParsePythonClients(args.python_clients, config.clients.num_clients);
     if (!p.ok()) return p.status();
-    python = std::move(*p);
+    l.python = std::move(*p);
   }
-  const size_t daemons = SplitClients(config.clients.num_clients,
-                                      args.daemons > 0 ? args.daemons : 1, python)
-                             .size();
-  return static_cast<int>(daemons) + (python.ids.empty() ? 0 : 1);
+  l.ranges = SplitClients(config.clients.num_clients,
+                          args.daemons > 0 ? args.daemons : 1, l.python);
+  return l;
 }
 
 // A secure run whose daemons cannot reach secure.min_parties would train
 // and learn nothing (every session not_run): refused before anything starts.
-absl::Status CheckSecureParties(const RunArgs& args, const ExperimentConfig& config) {
+absl::Status CheckSecureParties(const ClientLayout& layout,
+                                const ExperimentConfig& config) {
   if (config.aggregation.secure == "off") return absl::OkStatus();
-  absl::StatusOr<int> parties = Parties(args, config);
-  if (!parties.ok()) return parties.status();
+  const int parties = layout.parties();
   const int64_t need = config.secure.min_parties;
-  if (*parties >= need) return absl::OkStatus();
+  if (parties >= need) return absl::OkStatus();
   // secure.min_parties is 2 at least: one party's sum is its own update.
   const std::string lower =
-      *parties >= 2 ? absl::StrCat(", or --set secure.min_parties=", *parties,
+      parties >= 2 ? absl::StrCat(", or --set secure.min_parties=", parties,
                                    " (fewer parties reveal more of each one's "
                                    "update; docs/SECURITY.md)")
                     : "";
   return absl::InvalidArgumentError(absl::StrCat(
       "aggregation.secure = ", config.aggregation.secure, " needs at least "
       "secure.min_parties = ", need, " daemons training each model, and this run "
-      "starts ", *parties, ": use --daemons ", need, " or more", lower));
+      "starts ", parties, ": use --daemons ", need, " or more", lower));
 }
 
 // Everything after the config is known to be good.
 int Launch(const RunArgs& args, const ExperimentConfig& config,
            const std::string& config_path, const std::string& dir,
-           const std::string& bin_dir) {
-  // One daemon by default: it runs as many tasks at once as there are
-  // cores, from one queue, so no core idles while another has work.
-  ClientSet python;
-  if (!args.python_clients.empty()) {
-    auto p = ParsePythonClients(args.python_clients, config.clients.num_clients);
-    if (!p.ok()) return Fail(std::string(p.status().message()));
-    python = std::move(*p);
-  }
-  std::vector<ClientSet> ranges = SplitClients(
-      config.clients.num_clients, args.daemons > 0 ? args.daemons : 1, python);
-  const int peers = static_cast<int>(ranges.size()) + (python.ids.empty() ? 0 : 1);
+           const std::string& bin_dir, const ClientLayout& layout) {
+  const ClientSet& python = layout.python;
+  const std::vector<ClientSet>& ranges = layout.ranges;
+  const int peers = layout.parties();
   int threads = args.threads > 0 ? args.threads
                                  : DefaultThreads(static_cast<int>(ranges.size()));
   absl::StatusOr<std::vector<int>> ports =
@@ -353,12 +344,14 @@ int RunExperiment(const RunArgs& given, const std::string& bin_dir) {
       LoadConfig(config_path, args.overrides);
   if (!config.ok()) return Fail(std::string(config.status().message()));
   std::string dir = ResolveResultsDir(args, *config, std::time(nullptr));
-  if (absl::Status s = CheckSecureParties(args, *config); !s.ok())
+  absl::StatusOr<ClientLayout> layout = LayOutClients(args, *config);
+  if (!layout.ok()) return Fail(std::string(layout.status().message()));
+  if (absl::Status s = CheckSecureParties(*layout, *config); !s.ok())
     return Fail(std::string(s.message()));
   if (absl::Status s = CheckBeforeStart(args, dir, bin_dir); !s.ok()) {
     return Fail(std::string(s.message()));
   }
-  return Launch(args, *config, config_path, dir, bin_dir);
+  return Launch(args, *config, config_path, dir, bin_dir, *layout);
 }
 
 }  // namespace shefl

@@ -147,8 +147,11 @@ WatchResult Watch(Supervisor& group, const WatchOptions& o) {
         // Terminate first, so the report is printed with nothing running.
         group.TerminateAll(o.kill_grace);
         Tick(o);
+        const std::vector<std::string> last = LastLines(group.LogPath(e.name), 1);
         return {WatchOutcome::kChildFailed,
-                FailureReport(e.name, e.status, group.LogPath(e.name))};
+                FailureReport(e.name, e.status, group.LogPath(e.name)),
+                absl::StrCat(e.name, " failed (", e.status.Describe(), ")",
+                             last.empty() ? "" : ": " + last.front())};
       }
       if (e.name == o.primary) primary_done = true;
     }

@@ -90,6 +90,9 @@ struct WatchResult {
   // kChildFailed: FailureReport of the first child that failed. Otherwise
   // warnings (e.g. a daemon that had to be killed after the run), or empty.
   std::string report;
+  // kChildFailed: one line, "daemon-0 failed (exit code 3): <its last log
+  // line>", for RUN_DIR/failure.txt.
+  std::string failure;
 };
 
 // Watches the group until the primary exits 0 and the others are gone, a

@@ -282,14 +282,19 @@ absl::Status Coordinator::Record(const PendingRecord& rec) {
 }
 
 // The round's evaluation, when it had one (`now`). A round in between
-// (eval.every > 1) carries no figures, so nothing reads an accuracy it did
-// not measure: only "evaluated": false and the round last evaluated (0
-// before the first), which a resumed run restores.
+// (eval.every > 1) measured nothing, so nothing may read an accuracy off
+// it: the fields every line holds (DESIGN.md's results contract) are null
+// there, the others absent, beside "evaluated": false and the round last
+// evaluated (0 before the first), which a resumed run restores.
 void Coordinator::AddEvaluation(nlohmann::json* line, bool now) const {
   const EvalResult& e = last_eval_;
   (*line)["evaluated"] = now;
   (*line)["evaluation_round"] = last_eval_round_;
-  if (!now) return;
+  if (!now) {
+    for (const char* key : {"ensemble_accuracy", "model_accuracy", "ensemble_loss"})
+      (*line)[key] = nullptr;
+    return;
+  }
   (*line)["ensemble_accuracy"] = e.ensemble_accuracy;
   (*line)["model_accuracy"] = e.member_accuracy;
   (*line)["ensemble_loss"] = e.ensemble_nll;

@@ -51,10 +51,9 @@ bool Coordinator::WaitForSecure(RoundState&) {
 // sum is unmasked (no single input is seen before): shefl_updates_total and,
 // when accepted, shefl_round_uploads_received.
 void Coordinator::CountSecureUpdates(size_t clients, const std::string& result) {
-  for (size_t i = 0; i < clients; ++i) {
-    state_->metrics.CountUpdate(result);
-    if (result == "accepted") state_->metrics.CountRoundUpload();
-  }
+  const double n = static_cast<double>(clients);
+  state_->metrics.CountUpdate(result, n);
+  if (result == "accepted") state_->metrics.CountRoundUpload(n);
 }
 
 nlohmann::json Coordinator::CloseSecure(RoundState& rs) {

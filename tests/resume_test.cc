@@ -187,7 +187,12 @@ TEST_CASE("rounds between evaluations carry no figures, and a resume keeps "
     const bool evaluated = i == 1 || i == 3 || i == 4;
     CHECK(l["evaluated"] == evaluated);
     CHECK(l["evaluation_round"] == source[i]);
-    CHECK(l.contains("ensemble_accuracy") == evaluated);
+    // The results contract's keys are on every line, measured or null.
+    for (const char* key : {"ensemble_accuracy", "model_accuracy", "ensemble_loss"}) {
+      REQUIRE(l.contains(key));
+      CHECK(l[key].is_null() == !evaluated);
+    }
+    CHECK(l["ensemble_accuracy"].is_number() == evaluated);
     CHECK(l.contains("eval_samples") == evaluated);
   }
   // The resumed launcher names the figures' round for round 3.

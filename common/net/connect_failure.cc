@@ -6,33 +6,28 @@
 
 namespace shefl {
 
-namespace {
-
-// gRPC's and OpenSSL's wording varies in case across versions.
-bool Has(absl::string_view text, absl::string_view what) {
-  return absl::StrContains(absl::AsciiStrToLower(text), absl::AsciiStrToLower(what));
-}
-
-}  // namespace
-
-ConnectFailure ClassifyConnectFailure(absl::string_view m, const TlsOptions& tls) {
+ConnectFailure ClassifyConnectFailure(absl::string_view message,
+                                      const TlsOptions& tls) {
+  // gRPC's and OpenSSL's wording varies in case across versions.
+  const std::string m = absl::AsciiStrToLower(message);
+  const auto Has = [&m](absl::string_view lower) { return absl::StrContains(m, lower); };
   // Nothing listens, or no route: the coordinator is down or elsewhere.
-  if (Has(m, "connection refused") || Has(m, "no route") ||
-      Has(m, "name resolution") || Has(m, "DNS resolution"))
+  if (Has("connection refused") || Has("no route") ||
+      Has("name resolution") || Has("dns resolution"))
     return ConnectFailure::kUnreachable;
   if (!tls.insecure) {
-    if (Has(m, "certificate verify failed") || Has(m, "CERTIFICATE_VERIFY_FAILED"))
+    if (Has("certificate verify failed") || Has("certificate_verify_failed"))
       return ConnectFailure::kUntrustedServer;
-    if (Has(m, "not in peer certificate") || Has(m, "hostname mismatch"))
+    if (Has("not in peer certificate") || Has("hostname mismatch"))
       return ConnectFailure::kServerName;
-    if (Has(m, "wrong version number") || Has(m, "WRONG_VERSION_NUMBER"))
+    if (Has("wrong version number") || Has("wrong_version_number"))
       return ConnectFailure::kPlaintextServer;
   }
   // The connection was accepted, then closed before HTTP/2 began: the
   // coordinator's TLS side gave up on this daemon's handshake.
-  if (Has(m, "handshake") || Has(m, "socket closed") ||
-      Has(m, "connection reset") || Has(m, "end of TCP stream") ||
-      Has(m, "certificate required") || Has(m, "alert"))
+  if (Has("handshake") || Has("socket closed") ||
+      Has("connection reset") || Has("end of tcp stream") ||
+      Has("certificate required") || Has("alert"))
     return ConnectFailure::kHandshakeRefused;
   return ConnectFailure::kUnreachable;
 }

@@ -314,8 +314,8 @@ void CoordinatorMetrics::AddDownloadBytes(uint64_t logical,
   download_bytes_->Add({{"kind", "physical"}}).Increment(static_cast<double>(physical));
 }
 
-void CoordinatorMetrics::CountUpdate(const std::string& result) {
-  updates_->Add({{"result", result}}).Increment();
+void CoordinatorMetrics::CountUpdate(const std::string& result, double n) {
+  updates_->Add({{"result", result}}).Increment(n);
 }
 
 }  // namespace shefl

@@ -50,7 +50,7 @@ class CoordinatorMetrics {
     round_uploads_expected_->Set(static_cast<double>(expected_uploads));
     round_uploads_received_->Set(0);
   }
-  void CountRoundUpload() { round_uploads_received_->Increment(); }
+  void CountRoundUpload(double n = 1) { round_uploads_received_->Increment(n); }
   // A resumed run's gauges, from the rounds its results folder recorded
   // (the last line, and the last line with "evaluated": true): round,
   // accuracy, loss, ECE, member accuracy, uncertainty, client-level and
@@ -99,7 +99,7 @@ class CoordinatorMetrics {
   // (what crossed the wire) bytes.
   void AddDownloadBytes(uint64_t logical, uint64_t physical);
   // result: "accepted" | "rejected" | "late"
-  void CountUpdate(const std::string& result);
+  void CountUpdate(const std::string& result, double n = 1);
   // rpc: "register" | "feed" | "download" | "upload"; reason: see
   // RefusalReason (server/state/round_state.h), a fixed set of words.
   void CountRefusal(const std::string& rpc, const std::string& reason,
