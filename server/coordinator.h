@@ -28,7 +28,7 @@
 #include "server/round/round_kind.h"
 #include "server/round/secure_planner.h"
 #include "server/rpc/coordinator_service.h"
-#include "server/rpc/coordinator_state.h"
+#include "server/shared/coordinator_state.h"
 #include "server/rpc/health_port.h"
 #include "server/run/coordinator_options.h"
 #include "server/run/run_results.h"

@@ -38,6 +38,7 @@ const std::map<std::string, std::string>& TargetLayers() {
       {"shefl_cuda", "cuda"},     {"shefl_server", "server"},
       {"shefl_server_state", "server_state"},
       {"shefl_server_run", "server_run"},
+      {"shefl_server_shared", "server_shared"},
       {"shefl_server_rpc", "server_rpc"},
       {"shefl_server_round", "server_round"}, {"shefl_client", "client"},
       {"shefl_launch", "cli"},    {"shefl_proto", "proto"}};
@@ -98,7 +99,7 @@ bool LinksTorch(const Graph& g, const std::string& layer) {
 // outside the layered code (tests, benches, fuzz targets, tools).
 std::string LayerOf(const std::string& rel) {
   static const std::regex common("^common/([a-z]+)/");
-  static const std::regex room("^server/(state|run|rpc|round)/");
+  static const std::regex room("^server/(state|run|shared|rpc|round)/");
   std::smatch m;
   if (std::regex_search(rel, m, common)) return m[1];
   if (std::regex_search(rel, m, room)) return "server_" + m[1].str();
@@ -202,11 +203,10 @@ TEST_CASE("the declared graph has the designed arrows and no cycle") {
   }
 }
 
-TEST_CASE("server/'s rooms stand bottom up: state, run, rpc, round") {
+TEST_CASE("server/'s rooms stand bottom up: state, run, shared, then rpc beside round") {
   const Graph g = ReadGraph(SHEFL_LAYERS_FILE);
   const std::vector<std::string> rooms = {"server_state", "server_run",
-                                          "server_rpc", "server_round",
-                                          "server"};
+                                          "server_shared"};
   for (size_t i = 0; i < rooms.size(); ++i) {
     INFO(rooms[i]);
     REQUIRE(g.deps.count(rooms[i]));
@@ -214,6 +214,16 @@ TEST_CASE("server/'s rooms stand bottom up: state, run, rpc, round") {
     for (size_t j = 0; j < rooms.size(); ++j)
       CHECK(below.count(rooms[j]) == (j < i));  // every room below, none above
   }
+  // The gRPC service and the kinds of round both stand on the shared
+  // state, and neither on the other; the Coordinator on both.
+  for (const char* top : {"server_rpc", "server_round"}) {
+    INFO(top);
+    for (const std::string& r : rooms) CHECK(Closure(g, top).count(r));
+  }
+  CHECK_FALSE(Closure(g, "server_round").count("server_rpc"));
+  CHECK_FALSE(Closure(g, "server_rpc").count("server_round"));
+  CHECK(Closure(g, "server").count("server_rpc"));
+  CHECK(Closure(g, "server").count("server_round"));
   CHECK(LinksTorch(g, "server_round"));
 }
 

@@ -28,7 +28,7 @@
 #include "common/learn/evaluate.h"
 #include "server/round/capacity_plan.h"
 #include "server/round/evaluator.h"
-#include "server/rpc/coordinator_state.h"
+#include "server/shared/coordinator_state.h"
 #include "server/run/model_store.h"
 #include "server/run/run_results.h"
 

@@ -18,7 +18,7 @@
 
 #include "common/core/config.h"
 #include "common/fed/schedule.h"
-#include "server/rpc/coordinator_state.h"
+#include "server/shared/coordinator_state.h"
 #include "server/state/secure_session.h"
 
 namespace shefl {

@@ -20,7 +20,7 @@
 
 #include "common/net/call_metadata.h"
 #include "server/rpc/call_limits.h"
-#include "server/rpc/coordinator_state.h"
+#include "server/shared/coordinator_state.h"
 #include "server/rpc/stream_watchdog.h"
 #include "shefl.grpc.pb.h"
 

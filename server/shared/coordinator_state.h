@@ -1,11 +1,13 @@
 // What the coordinator's round loop and its gRPC handlers share: the
 // config, the models, the registry, the byte ledger, the metrics and the
 // round that is open now.
+// It stands below both the gRPC service (server/rpc) and the kinds of
+// round (server/round), which both read it.
 // Thread-safe: the round slot and the download book take their mutexes; the
 // other members are set before the server starts or are thread-safe
 // themselves.
-#ifndef SHEFL_SERVER_RPC_COORDINATOR_STATE_H_
-#define SHEFL_SERVER_RPC_COORDINATOR_STATE_H_
+#ifndef SHEFL_SERVER_SHARED_COORDINATOR_STATE_H_
+#define SHEFL_SERVER_SHARED_COORDINATOR_STATE_H_
 
 #include <atomic>
 #include <map>
@@ -20,6 +22,7 @@
 #include "common/net/secure_byte_book.h"
 #include "common/net/token_book.h"
 #include "server/run/coordinator_metrics.h"
+#include "server/shared/download_book.h"
 #include "server/run/model_store.h"
 #include "server/state/client_registry.h"
 #include "server/state/round_state.h"
@@ -27,41 +30,6 @@
 #include "shefl.pb.h"
 
 namespace shefl {
-
-// Model downloads, by round: the bytes they count for the clients they
-// served (logical: each client's own download, also in the ledger) and the
-// bytes that crossed the wire (physical: a daemon fetches a version once
-// for all its clients).
-class DownloadBook {
- public:
-  // Requests go up, chunks come down.
-  struct Bytes {
-    uint64_t logical_up = 0, logical_down = 0;
-    uint64_t physical_up = 0, physical_down = 0;
-    uint64_t logical() const { return logical_up + logical_down; }
-    uint64_t physical() const { return physical_up + physical_down; }
-    Bytes& operator+=(const Bytes& o) {
-      logical_up += o.logical_up;
-      logical_down += o.logical_down;
-      physical_up += o.physical_up;
-      physical_down += o.physical_down;
-      return *this;
-    }
-  };
-  void Add(int64_t round, const Bytes& b) {
-    MutexLock lock(mu_);
-    by_round_[round] += b;
-  }
-  Bytes Round(int64_t round) const {
-    MutexLock lock(mu_);
-    auto it = by_round_.find(round);
-    return it == by_round_.end() ? Bytes{} : it->second;
-  }
-
- private:
-  mutable Mutex mu_;
-  std::map<int64_t, Bytes> by_round_ ABSL_GUARDED_BY(mu_);
-};
 
 struct CoordinatorState {
   CoordinatorState(ExperimentConfig cfg, std::unique_ptr<ModelStore> models)
@@ -140,4 +108,4 @@ struct CoordinatorState {
 
 }  // namespace shefl
 
-#endif  // SHEFL_SERVER_RPC_COORDINATOR_STATE_H_
+#endif  // SHEFL_SERVER_SHARED_COORDINATOR_STATE_H_
