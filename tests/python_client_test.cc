@@ -85,30 +85,58 @@ TEST_CASE("python: the package has no import cycle and imports its gRPC modules 
                                   "test_auto_resolves_as_the_cpp_daemon_does"});
 }
 
-// The Python party of secure aggregation (shefl_client.secure_*) against
-// the published vectors, the values tests/secure_masks_test.cc pins and
-// values common/secure/ computed for fixed keys (a box it sealed, shares
-// it split, its masked inputs and fixed-point words), then whole sessions.
-TEST_CASE("python: secure aggregation's primitives and party equal the C++ ones") {
-  RunPythonTests("test_secure",
+// Secure aggregation in Python (shefl_client.secure, one test module per
+// module of it) against the published vectors, the values
+// tests/secure_masks_test.cc pins and values common/secure/ computed for
+// fixed keys (a box it sealed, shares it split, its masked inputs and
+// fixed-point words), then whole sessions of Python parties.
+TEST_CASE("python: secure aggregation's primitives give the published vectors") {
+  RunPythonTests("test_secure_primitives",
                  {"test_x25519_iterated_1_and_1000_times_gives_rfc7748s_values",
                   "test_hkdf_sha256_gives_rfc5869s_test_cases_1_to_3",
                   "test_aes_256_ctr_gives_nist_sp800_38a_f55",
-                  "test_aes_256_gcm_seals_and_opens_gcm_test_case_16",
-                  "test_session_id_mask_keys_and_streams_are_the_cpp_pinned_values",
-                  "test_the_session_encoding_is_the_cpp_bytes",
+                  "test_aes_256_gcm_seals_and_opens_gcm_test_case_16"});
+}
+
+TEST_CASE("python: the secure session id is the C++ one") {
+  RunPythonTests("test_secure_session_id",
+                 {"test_the_session_encoding_is_the_cpp_bytes",
+                  "test_the_session_id_covers_every_parameter_and_refuses_inconsistent_ones"});
+}
+
+TEST_CASE("python: Shamir sharing is the C++ one") {
+  RunPythonTests("test_secure_shamir",
+                 {"test_cpp_shares_parse_reconstruct_and_serialise_back",
+                  "test_every_t_subset_reconstructs_for_n_5_t_3_and_n_10_t_7"});
+}
+
+TEST_CASE("python: share boxes are the C++ ones") {
+  RunPythonTests("test_secure_share_box",
+                 {"test_a_cpp_share_box_opens_and_python_seals_the_same_bytes",
+                  "test_a_share_box_is_refused_in_another_session_direction_or_pair_or_changed"});
+}
+
+TEST_CASE("python: secure aggregation's masks are the C++ ones") {
+  RunPythonTests("test_secure_masks",
+                 {"test_session_id_mask_keys_and_streams_are_the_cpp_pinned_values",
                   "test_masked_inputs_are_the_cpp_words_and_unmask_with_a_drop",
-                  "test_cpp_shares_parse_reconstruct_and_serialise_back",
-                  "test_a_cpp_share_box_opens_and_python_seals_the_same_bytes",
-                  "test_the_fixed_point_encoding_of_a_seed_is_the_cpp_one",
-                  "test_every_t_subset_reconstructs_for_n_5_t_3_and_n_10_t_7",
-                  "test_pairwise_masks_cancel_mod_2_32_for_n_2_3_and_20",
-                  "test_30_percent_dropped_at_any_stage_gives_the_survivors_exact_sum",
+                  "test_pairwise_masks_cancel_mod_2_32_for_n_2_3_and_20"});
+}
+
+TEST_CASE("python: the secure fixed-point encoding is the C++ one") {
+  RunPythonTests("test_secure_fixed_point",
+                 {"test_the_fixed_point_encoding_of_a_seed_is_the_cpp_one"});
+}
+
+TEST_CASE("python: the secure party acts as the C++ one") {
+  RunPythonTests("test_secure_party",
+                 {"test_30_percent_dropped_at_any_stage_gives_the_survivors_exact_sum",
                   "test_a_party_refuses_a_request_that_would_reveal_an_input",
                   "test_a_party_refuses_a_minority_t_and_to_mask_with_fewer_than_t_sharers"});
 }
 
-// A Python client as a secure-aggregation party (shefl_client.secure_round):
+// A Python client as a secure-aggregation party
+// (shefl_client.secure.secure_sessions):
 // mixed runs under common_support (the Python party hosting three clients,
 // then one) equal a C++-only run's models bit for bit and the coordinator's
 // books byte for byte, clear_support gives the same models; the support's

@@ -11,8 +11,9 @@ order, sgd_train), models (the C++ `cnn` and `mlp` in PyTorch), flat (the
 flat fp32 layout), codec (the wire codec, byte for byte the C++ one),
 compress (top-k, error feedback), partition and data (the shards the C++
 daemons compute), books (byte accounting), results (a run folder as
-Python objects), secure_* (secure aggregation's primitives and party,
-byte for byte common/secure/), _proto (the gRPC modules generated from
+Python objects), secure (the subpackage of secure aggregation: its
+primitives, party and a client's sessions, byte for byte common/secure/
+and client/secure_sessions.h), _proto (the gRPC modules generated from
 proto/).
 
 The names below are imported when first used, so that `results` (for a

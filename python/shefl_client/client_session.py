@@ -2,10 +2,10 @@
 register, hold the task feed, run the tasks one model at a time on a
 worker thread, and write each round's line once the round has ended and
 its work is done. Under aggregation.secure a trained delta goes to the
-round's secure session (secure_round) instead of an upload, and the feed's
-secure stages go to it too. Thread-safety: the feed runs on the caller's
-thread, heartbeats and the workers on their own; what they share is under
-self.lock (the cache, expected clients, rounds in flight and ended)."""
+round's secure session (secure.secure_sessions) instead of an upload, and
+the feed's secure stages go to it too. Thread-safety: the feed runs on the
+caller's thread, heartbeats and the workers on their own; what they share
+is under self.lock (the cache, expected clients, rounds in flight and ended)."""
 from __future__ import annotations
 
 import os
@@ -24,7 +24,7 @@ from ._proto import shefl_pb2 as pb
 from ._proto import shefl_pb2_grpc as pb_grpc
 from .client_state import ClientState
 from .options import ClientError, log
-from .secure_round import Link
+from .secure.secure_sessions import Link
 from .session_items import (TRANSIENT, Fetch, Message, ModelTask, ModelWork, RoundEnd,
                             SessionEnd, StatusCode, Task, WorkItem)
 from .train import TrainContext

@@ -21,7 +21,7 @@ from .compress import DeltaCompressor, fingerprint
 from .data import Dataset, load_training_set
 from .options import ClientError, Options, log, parse_clients
 from .partition import training_indices
-from .secure_round import SecureSessions
+from .secure.secure_sessions import SecureSessions
 from .train import TrainContext
 
 Config = dict[str, Any]

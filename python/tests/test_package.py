@@ -20,26 +20,47 @@ from shefl_client import flat, models  # noqa: E402
 from shefl_client import precision  # noqa: E402
 
 
-def local_imports(path):
-    """The shefl_client modules a module imports (relative imports only)."""
+def package_modules(inits=False):
+    """Dotted name (relative to shefl_client) -> path of each of the
+    package's modules, subpackages' included; the generated _proto left
+    out, and the __init__ files unless `inits`."""
+    out = {}
+    for folder, dirs, files in os.walk(PACKAGE):
+        dirs[:] = sorted(d for d in dirs if d not in ("_proto", "__pycache__"))
+        prefix = os.path.relpath(folder, PACKAGE).replace(os.sep, ".")
+        for name in files:
+            if name.endswith(".py") and (inits or name != "__init__.py"):
+                dotted = name[:-3] if prefix == "." else prefix + "." + name[:-3]
+                out[dotted] = os.path.join(folder, name)
+    return out
+
+
+def local_imports(module, path, modules):
+    """The shefl_client modules (dotted, as package_modules names them) that
+    `module`, at `path`, imports (relative imports only)."""
+    package = module.split(".")[:-1]
     out = set()
     with open(path) as f:
         tree = ast.parse(f.read())
     for node in ast.walk(tree):
-        if isinstance(node, ast.ImportFrom) and node.level == 1:
+        if isinstance(node, ast.ImportFrom) and node.level >= 1:
+            base = package[:len(package) - (node.level - 1)]
             if node.module:
-                out.add(node.module.split(".")[0])
+                target = ".".join(base + node.module.split("."))
+                out.add(target)
+                # `from .secure import masks`: the module masks, if it is one.
+                out.update(target + "." + a.name for a in node.names
+                           if target + "." + a.name in modules)
             else:
-                out.update(a.name for a in node.names)
+                out.update(".".join(base + [a.name]) for a in node.names)
     return out
 
 
 class Shape(unittest.TestCase):
     def test_no_import_cycle_between_modules(self):
-        graph = {}
-        for name in os.listdir(PACKAGE):
-            if name.endswith(".py") and name != "__init__.py":
-                graph[name[:-3]] = local_imports(os.path.join(PACKAGE, name))
+        modules = package_modules()
+        self.assertIn("secure.party", modules)  # subpackages are walked too
+        graph = {m: local_imports(m, path, modules) for m, path in modules.items()}
         state = {}
 
         def visit(m, path):
@@ -55,12 +76,14 @@ class Shape(unittest.TestCase):
                 visit(m, [m])
         self.assertIn("options", graph["client_session"])
         self.assertNotIn("client", graph["client_session"])
+        self.assertIn("secure.secure_sessions", graph["client_session"])
+        self.assertIn("books", graph["secure.secure_sessions"])
+        self.assertIn("secure.primitives", graph["secure.party"])
 
     def test_nothing_edits_sys_path(self):
-        for name in os.listdir(PACKAGE):
-            if name.endswith(".py"):
-                with open(os.path.join(PACKAGE, name)) as f:
-                    self.assertNotIn("sys.path", f.read(), name)
+        for name, path in package_modules(inits=True).items():
+            with open(path) as f:
+                self.assertNotIn("sys.path", f.read(), name)
 
     def test_generated_imports_are_made_relative(self):
         generated = ("import grpc\n\nimport shefl_pb2 as shefl__pb2\n"

@@ -1,14 +1,15 @@
-"""Secure aggregation with Python clients in it (shefl_client.secure_round):
-runs that mix C++ daemons and a Python client under
-aggregation.secure: common_support, started by `shefl run --python-clients`,
-finish every session, book what the coordinator books byte for byte, and
-give the C++-only run's models bit for bit, whether the Python party hosts
-three clients or one; clear_support gives the same models. Then, without a
-coordinator: the support's wire form (decode_index_set) round trips in
-every index format and is refused as the C++ refuses it; each client's
-words and residual (add_client_input) are those of a plain per-coordinate
-reading of common/secure/secure_input.cc, whatever the packing; and the
-party's stages (setup, roster, boxes, input, unmasking) go up when the C++
+"""Secure aggregation with Python clients in it
+(shefl_client.secure.secure_sessions): runs that mix C++ daemons and a
+Python client under aggregation.secure: common_support, started by
+`shefl run --python-clients`, finish every session, book what the
+coordinator books byte for byte, and give the C++-only run's models bit
+for bit, whether the Python party hosts three clients or one;
+clear_support gives the same models. Then, without a coordinator: the
+support's wire form (decode_index_set) round trips in every index format
+and is refused as the C++ refuses it; each client's words and residual
+(add_client_input) are those of a plain per-coordinate reading of
+common/secure/secure_input.cc, whatever the packing; and the party's
+stages (setup, roster, boxes, input, unmasking) go up when the C++
 daemon's do, with masks that cancel and books under the party."""
 import glob
 import json
@@ -29,12 +30,12 @@ from shefl_client._proto import shefl_pb2 as pb
 from shefl_client.codec_decode import decode_index_set
 from shefl_client.codec_layout import CodecError
 from shefl_client.compress import ResidualBook
-from shefl_client.secure_input import SecureEncoding, add_client_input, secure_update
-from shefl_client import secure_masks as masks
-from shefl_client import secure_shamir as shamir
-from shefl_client.secure_primitives import InvalidArgument
-from shefl_client.secure_session import SessionParams, make_session_id
-from shefl_client.secure_round import Link, SecureSessions, support_hash
+from shefl_client.secure import masks
+from shefl_client.secure import shamir
+from shefl_client.secure.primitives import InvalidArgument
+from shefl_client.secure.secure_input import SecureEncoding, add_client_input, secure_update
+from shefl_client.secure.secure_sessions import Link, SecureSessions, support_hash
+from shefl_client.secure.session_id import SessionParams, make_session_id
 # The mixed-run helpers sit beside this file; it may be run as
 # tests.test_secure_run from python/ as well as from python/tests.
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))

@@ -10,17 +10,17 @@ ways), is refused.
 
 Box bytes: nonce (12, random) || ciphertext || tag (16). The plaintext is
 the seed share (28 bytes) then the key share (44 bytes) in
-secure_shamir's wire form, so a box is 12 + 72 + 16 = 100 bytes.
+shamir's wire form, so a box is 12 + 72 + 16 = 100 bytes.
 Pure functions; thread-safe."""
 from __future__ import annotations
 
 import secrets
 from dataclasses import dataclass
 
-from .secure_primitives import (GCM_NONCE_BYTES, GCM_TAG_BYTES, DataLoss, InvalidArgument,
-                                aes_gcm_open, aes_gcm_seal, be32, hkdf_sha256_key, to_key32,
-                                x25519_shared_secret)
-from .secure_shamir import ShamirShare, parse_shamir_share, serialize_shamir_share, shamir_share_bytes
+from .primitives import (GCM_NONCE_BYTES, GCM_TAG_BYTES, DataLoss, InvalidArgument,
+                         aes_gcm_open, aes_gcm_seal, be32, hkdf_sha256_key, to_key32,
+                         x25519_shared_secret)
+from .shamir import ShamirShare, parse_shamir_share, serialize_shamir_share, shamir_share_bytes
 
 ENC_INFO = b"shefl enc"
 _SEED_BYTES = 16

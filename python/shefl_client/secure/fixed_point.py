@@ -21,9 +21,9 @@ from typing import Union
 import numpy as np
 import numpy.typing as npt
 
-from .rng import MT19937_64, uniform01
-from .secure_masks import words
-from .secure_primitives import InvalidArgument, Words
+from ..rng import MT19937_64, uniform01
+from .masks import words
+from .primitives import InvalidArgument, Words
 
 MAX_SCALE_BITS = 30  # 2^30 * c must stay below 2^31 with room for rounding
 Rng = Union[MT19937_64, np.random.Generator]

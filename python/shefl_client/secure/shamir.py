@@ -20,7 +20,7 @@ import struct
 from dataclasses import dataclass, field
 from typing import Sequence
 
-from .secure_primitives import UINT32_MAX, DataLoss, FailedPrecondition, InvalidArgument
+from .primitives import UINT32_MAX, DataLoss, FailedPrecondition, InvalidArgument
 
 P = (1 << 61) - 1  # the Mersenne prime of the field
 CHUNK_BYTES = 7

@@ -2,7 +2,7 @@
 common/secure/masks.h. Party u uploads
     y_u = q_u + PRG(b_u) + sum_{v > u} PRG(s_uv) - sum_{v < u} PRG(s_uv)
 mod 2^32, word by word, where PRG is the AES-256-CTR word stream
-(secure_primitives.aes_ctr_words) under
+(primitives.aes_ctr_words) under
     self:     HKDF-SHA256(b_u, salt = sid, info = "shefl self")
     pairwise: HKDF-SHA256(X25519(s_u, s_v), salt = sid,
                           info = "shefl mask" || min(u,v) || max(u,v))
@@ -23,8 +23,8 @@ from typing import Mapping
 import numpy as np
 import numpy.typing as npt
 
-from .secure_primitives import (InvalidArgument, Words, aes_ctr_words, be32, hkdf_sha256_key,
-                                to_key32, x25519_shared_secret)
+from .primitives import (InvalidArgument, Words, aes_ctr_words, be32, hkdf_sha256_key,
+                         to_key32, x25519_shared_secret)
 
 SELF_SEED_BYTES = 16
 SELF_INFO = b"shefl self"
@@ -80,7 +80,7 @@ def _add_stream(key: bytes, subtract: bool, acc: Words) -> None:
 
 def mask_input(q: npt.ArrayLike, u: int, b: bytes, own_private: bytes,
                peer_public: Mapping[int, bytes], sid: bytes) -> Words:
-    """y_u for the encoded input q (secure_fixed_point) of party u, its seed
+    """y_u for the encoded input q (fixed_point) of party u, its seed
     b, its masking private key, and the masking public keys of the other
     parties whose masks it adds (`peer_public` must not hold u)."""
     if u in peer_public:

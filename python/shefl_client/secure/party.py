@@ -16,15 +16,15 @@ from typing import Optional, Sequence
 
 import numpy.typing as npt
 
-from .secure_masks import SELF_SEED_BYTES, generate_self_seed, mask_input
-from .secure_messages import KeyAdvert, MaskedInput, Roster, ShareBox, UnmaskReply, UnmaskRequest
-from .secure_primitives import (UINT32_MAX, DataLoss, FailedPrecondition, InvalidArgument,
-                                PermissionDenied, X25519KeyPair, generate_x25519_key_pair,
-                                x25519_key_pair_from_private)
-from .secure_session import make_session_id
-from .secure_shamir import ShamirShare, shamir_split
-from .secure_share_box import (PeerShares, open_share_box, pack_peer_shares, seal_share_box,
-                               unpack_peer_shares)
+from .masks import SELF_SEED_BYTES, generate_self_seed, mask_input
+from .messages import KeyAdvert, MaskedInput, Roster, ShareBox, UnmaskReply, UnmaskRequest
+from .primitives import (UINT32_MAX, DataLoss, FailedPrecondition, InvalidArgument,
+                         PermissionDenied, X25519KeyPair, generate_x25519_key_pair,
+                         x25519_key_pair_from_private)
+from .session_id import make_session_id
+from .shamir import ShamirShare, shamir_split
+from .share_box import (PeerShares, open_share_box, pack_peer_shares, seal_share_box,
+                        unpack_peer_shares)
 
 
 def _sorted_distinct(ids: Sequence[int]) -> bool:
@@ -38,7 +38,7 @@ def _copy_share(s: ShamirShare) -> ShamirShare:
 class SecureParty:
     """Stages: advert(), share_boxes(roster), take_boxes(boxes),
     mask(q, weight), unmask(request); each refuses what the C++ refuses,
-    with the same status code (secure_primitives' error classes).
+    with the same status code (primitives' error classes).
 
     Unlike the C++ party, this one cannot wipe its secrets when it goes:
     Python's bytes are immutable and the collector frees them when it will,

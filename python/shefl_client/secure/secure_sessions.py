@@ -30,21 +30,21 @@ import numpy as np
 import numpy.typing as npt
 import torch
 
-from . import books as B
-from ._proto import shefl_pb2 as pb
-from .codec_decode import decode_index_set
-from .codec_layout import CodecError
-from .compress import ResidualBook
-from .options import log
+from .. import books as B
+from .._proto import shefl_pb2 as pb
+from ..codec_decode import decode_index_set
+from ..codec_layout import CodecError
+from ..compress import ResidualBook
+from ..options import log
+from ..session_items import TRANSIENT, Message, StatusCode
+from .messages import KeyAdvert, MaskedInput, Roster, ShareBox, UnmaskRequest
+from .party import SecureParty
+from .primitives import (DataLoss, FailedPrecondition, InvalidArgument, SecureError,
+                         Words, sha256, to_key32)
 from .secure_input import SecureEncoding, add_client_input
-from .secure_messages import KeyAdvert, MaskedInput, Roster, ShareBox, UnmaskRequest
-from .secure_party import SecureParty
-from .secure_primitives import (DataLoss, FailedPrecondition, InvalidArgument, SecureError,
-                                Words, sha256, to_key32)
-from .secure_session import SessionParams
-from .secure_shamir import serialize_shamir_share
-from .secure_share_box import SHARE_BOX_BYTES
-from .session_items import TRANSIENT, Message, StatusCode
+from .session_id import SessionParams
+from .shamir import serialize_shamir_share
+from .share_box import SHARE_BOX_BYTES
 
 # A stage's call waits at most this long for the coordinator's answer.
 CALL_DEADLINE_S = 60.0

@@ -23,7 +23,7 @@ import struct
 from dataclasses import dataclass, field
 from typing import Union
 
-from .secure_primitives import InvalidArgument, be32, be64, sha256, to_key32
+from .primitives import InvalidArgument, be32, be64, sha256, to_key32
 
 DOMAIN = b"shefl sid v1"
 

@@ -22,10 +22,10 @@ from typing import Optional
 import numpy as np
 import numpy.typing as npt
 
-from .rng import SECURE_ROUNDING, make_rng
-from .secure_fixed_point import encode_fixed_point
-from .secure_masks import words
-from .secure_primitives import InvalidArgument, Words
+from ..rng import SECURE_ROUNDING, make_rng
+from .fixed_point import encode_fixed_point
+from .masks import words
+from .primitives import InvalidArgument, Words
 
 Floats = npt.NDArray[np.float32]
 

@@ -1,5 +1,5 @@
 """The messages of one secure-aggregation session (one round, one model),
-as common/secure/messages.h: what a party (secure_party) and the
+as common/secure/messages.h: what a party (party.SecureParty) and the
 coordinator exchange. Stages, in order (docs/DESIGN.md, "Secure
 aggregation"):
   1. each party advertises two public keys (KeyAdvert);
@@ -16,9 +16,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .secure_primitives import Words
-from .secure_session import SessionParams
-from .secure_shamir import ShamirShare
+from .primitives import Words
+from .session_id import SessionParams
+from .shamir import ShamirShare
 
 
 @dataclass
@@ -39,7 +39,7 @@ class Roster:
 
 @dataclass
 class ShareBox:
-    """A box from one party to another (secure_share_box); `from_` because
+    """A box from one party to another (share_box); `from_` because
     `from` is Python's."""
     from_: int = 0
     to: int = 0
