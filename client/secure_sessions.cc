@@ -12,8 +12,9 @@
 #include "common/core/log.h"
 #include "common/net/accounting.h"
 #include "common/net/grpc_status.h"
-#include "common/net/secure_wire.h"
 #include "common/secure/public_hashes.h"
+#include "common/secure/secret.h"
+#include "common/secure_wire/secure_wire.h"
 #include "common/sparse/index_set_codec.h"
 
 namespace shefl {
@@ -28,7 +29,53 @@ std::vector<float> ToVector(const at::Tensor& t) {
   return std::vector<float>(p, p + c.numel());
 }
 
+void WipeFloats(std::vector<float>& v) {
+  WipeBytes(v.data(), v.capacity() * sizeof(float));
+}
+
+void AppendBytesOf(const void* p, size_t n, std::vector<uint8_t>* out) {
+  const auto* b = static_cast<const uint8_t*>(p);
+  out->insert(out->end(), b, b + n);
+}
+
 }  // namespace
+
+void SecureSessions::Session::Wipe() {
+  if (secure) secure->Wipe();
+  q.Wipe();
+  for (auto& [client, delta] : early)
+    if (delta) WipeFloats(*delta);
+}
+
+std::vector<uint8_t> SecureSessions::Session::SecretBytesForTest() const {
+  std::vector<uint8_t> out;
+  if (secure) out = secure->SecretBytesForTest();
+  AppendBytesOf(q.data(), q.size() * sizeof(uint32_t), &out);
+  for (const auto& [client, delta] : early)
+    if (delta) AppendBytesOf(delta->data(), delta->size() * sizeof(float), &out);
+  return out;
+}
+
+std::vector<uint8_t> SecureSessions::SecretBytesForTest(int64_t round,
+                                                        int64_t model) {
+  MutexLock lock(mu_);
+  const auto it = sessions_.find({round, model});
+  return it == sessions_.end() ? std::vector<uint8_t>()
+                               : it->second.SecretBytesForTest();
+}
+
+void SecureSessions::SetEndProbeForTest(
+    std::function<void(std::vector<uint8_t>)> probe) {
+  MutexLock lock(mu_);
+  end_probe_ = std::move(probe);
+}
+
+std::map<SecureSessions::Key, SecureSessions::Session>::iterator
+SecureSessions::EndLocked(std::map<Key, Session>::iterator it) {
+  it->second.Wipe();
+  if (end_probe_) end_probe_(it->second.SecretBytesForTest());
+  return sessions_.erase(it);
+}
 
 void SecureSessions::Log(const Key& key, const std::string& what) const {
   LogLine(p_.name, absl::StrCat("secure round ", key.first, " model ",
@@ -201,7 +248,9 @@ void SecureSessions::Contribute(const CoordinatorLink& link, int64_t round,
     if (round <= ended_) return;  // its session is gone with its round
     Session& s = sessions_[key];
     if (!s.setup) {
-      s.early[client] = std::move(delta);
+      auto& waiting = s.early[client];
+      if (waiting) WipeFloats(*waiting);  // a repeat replaces it
+      waiting = std::move(delta);
       return;
     }
     AddLocked(key, s, client, std::move(delta));
@@ -209,20 +258,28 @@ void SecureSessions::Contribute(const CoordinatorLink& link, int64_t round,
   MaybeSendInput(link, key);
 }
 
-// The client's words, with the residual in force; what it did not send
-// is staged as its next residual.
 void SecureSessions::AddLocked(const Key& key, Session& s, int64_t client,
                                std::optional<std::vector<float>> delta) {
-  auto w = s.weights.find(client);
-  if (w == s.weights.end() || !s.done.insert(client).second) return;
-  if (!delta) return;
+  if (!s.weights.count(client) || !s.done.insert(client).second || !delta) {
+    if (delta) WipeFloats(*delta);
+    return;
+  }
+  AddDeltaLocked(key, s, client, *delta);
+  WipeFloats(*delta);
+}
+
+// The client's words, with the residual in force; what it did not send
+// is staged as its next residual.
+void SecureSessions::AddDeltaLocked(const Key& key, Session& s, int64_t client,
+                                    const std::vector<float>& delta) {
+  const double weight = s.weights.at(client);
   std::vector<float> residual;
   if (p_.residuals) {
     const at::Tensor r = p_.residuals->InForce(client, key.second, key.first);
-    if (r.defined() && static_cast<size_t>(r.numel()) == delta->size())
+    if (r.defined() && static_cast<size_t>(r.numel()) == delta.size())
       residual = ToVector(r);
   }
-  if (auto st = AddClientInput(*delta, w->second, static_cast<uint32_t>(client),
+  if (auto st = AddClientInput(delta, weight, static_cast<uint32_t>(client),
                                s.encoding, &residual, &s.q);
       !st.ok()) {
     Log(key, absl::StrCat("client ", client, ": ", st.message()));
@@ -230,7 +287,7 @@ void SecureSessions::AddLocked(const Key& key, Session& s, int64_t client,
   }
   s.added.insert(client);
   if (!p_.residuals) return;
-  if (residual.empty()) residual = *delta;  // the support was empty
+  if (residual.empty()) residual = delta;  // the support was empty
   at::Tensor t = at::from_blob(residual.data(),
                                {static_cast<int64_t>(residual.size())},
                                at::kFloat)
@@ -256,11 +313,15 @@ void SecureSessions::MaybeSendInput(const CoordinatorLink& link,
     if (s.added.empty()) return Log(key, "no client's update to send");
     double weight = 0;  // summed in client order, as the coordinator does
     for (int64_t c : s.added) weight += s.weights.at(c);
-    MaskedInput input{s.party, weight, s.q};
+    // Masked, q itself is never copied out; clear (clear_support), it is
+    // sent as it is.
+    MaskedInput input{s.party, weight, {}};
     if (p_.masked) {
       auto masked = s.secure->Mask(s.q, weight);
       if (!masked.ok()) return Log(key, std::string(masked.status().message()));
       input = *std::move(masked);
+    } else {
+      input.y.assign(s.q.begin(), s.q.end());
     }
     *call.mutable_input() = ToProto(input);
     call.set_party(s.party);
@@ -300,7 +361,7 @@ absl::Status SecureSessions::Call(const CoordinatorLink& link,
 
 void SecureSessions::NewSession() {
   MutexLock lock(mu_);
-  sessions_.clear();
+  for (auto it = sessions_.begin(); it != sessions_.end();) it = EndLocked(it);
   ended_ = 0;
 }
 
@@ -308,7 +369,7 @@ void SecureSessions::RoundEnded(int64_t round) {
   MutexLock lock(mu_);
   ended_ = std::max(ended_, round);
   for (auto it = sessions_.begin(); it != sessions_.end();)
-    it = it->first.first <= round ? sessions_.erase(it) : std::next(it);
+    it = it->first.first <= round ? EndLocked(it) : std::next(it);
 }
 
 }  // namespace shefl

@@ -12,11 +12,18 @@
 // of the update off C_t, the clipping and the rounding); it is staged when
 // the input is built and settled by the coordinator's answer to it, as a
 // plain upload's is (client/residual_book.h).
+//
+// A session's secrets (its party's keys, seed and shares, its input sum q
+// before masking, and the deltas waiting for the setup) are wiped when it
+// ends: at the end of its round, at a new registration, or with the
+// sessions. What the trainer's tensors and the residual book hold is
+// theirs.
 // Thread-safe: one mutex for the sessions; calls go out without it.
 #ifndef SHEFL_CLIENT_SECURE_SESSIONS_H_
 #define SHEFL_CLIENT_SECURE_SESSIONS_H_
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -32,6 +39,7 @@
 #include "client/round_books.h"
 #include "common/core/mutex.h"
 #include "common/secure/party.h"
+#include "common/secure/secret.h"
 #include "common/secure/secure_input.h"
 #include "shefl.pb.h"
 
@@ -62,9 +70,24 @@ class SecureSessions {
   // coordinator resumed from a checkpoint may run an ended round again.
   void NewSession();
 
+  // For tests only: the secret bytes of the session of (round, model)
+  // (its party's, then q's, then the early deltas'; empty without one),
+  // and a probe every ending session is handed to, after its wipe and
+  // before it is freed, with the same bytes.
+  std::vector<uint8_t> SecretBytesForTest(int64_t round, int64_t model);
+  void SetEndProbeForTest(std::function<void(std::vector<uint8_t>)> probe);
+
  private:
   using Key = std::pair<int64_t, int64_t>;  // (round, model)
   struct Session {
+    Session() = default;
+    Session(const Session&) = delete;
+    Session& operator=(const Session&) = delete;
+    ~Session() { Wipe(); }
+    // Zeros the session's secrets (listed above) in place.
+    void Wipe();
+    std::vector<uint8_t> SecretBytesForTest() const;
+
     bool setup = false;
     SecureEncoding encoding;
     uint32_t party = 0;
@@ -72,7 +95,7 @@ class SecureSessions {
     std::unique_ptr<SecureParty> secure;
     bool boxes = false;       // took the boxes addressed to it
     bool input_sent = false;
-    std::vector<uint32_t> q;  // the sum of its clients' words
+    SecretWords q;  // the sum of its clients' words, before masking
     std::set<int64_t> added;  // clients whose words are in q
     std::set<int64_t> done;   // clients whose part is in (or failed)
     // Deltas that came before the setup.
@@ -87,9 +110,15 @@ class SecureSessions {
   // FailedPrecondition naming `what` arrived without one.
   absl::StatusOr<Session*> Masked(const Key& key, const char* what)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // Adds one client's words (under mu_).
+  // Adds one client's words (under mu_), then wipes the delta.
   void AddLocked(const Key& key, Session& s, int64_t client,
                  std::optional<std::vector<float>> delta)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void AddDeltaLocked(const Key& key, Session& s, int64_t client,
+                      const std::vector<float>& delta)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Wipes the session, shows it to the probe, and drops it.
+  std::map<Key, Session>::iterator EndLocked(std::map<Key, Session>::iterator it)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // The masked input when everything for it is in; sent without mu_.
   void MaybeSendInput(const CoordinatorLink& link, const Key& key);
@@ -101,6 +130,7 @@ class SecureSessions {
   Mutex mu_;
   std::map<Key, Session> sessions_ ABSL_GUARDED_BY(mu_);
   int64_t ended_ ABSL_GUARDED_BY(mu_) = 0;  // the last round that ended
+  std::function<void(std::vector<uint8_t>)> end_probe_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace shefl

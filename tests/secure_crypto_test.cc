@@ -40,7 +40,7 @@ Bytes Range(int from, int to) {  // from, from+1, ..., to-1
 }
 
 std::string X25519Hex(const std::string& scalar, const std::string& u) {
-  absl::StatusOr<Key32> out = X25519SharedSecret(Hex(scalar), Hex(u));
+  absl::StatusOr<SecretKey32> out = X25519SharedSecret(Hex(scalar), Hex(u));
   REQUIRE(out.ok());
   return ToHex(*out);
 }
@@ -60,13 +60,13 @@ TEST_CASE("X25519 gives RFC 7748 section 5.2's outputs") {
 }
 
 TEST_CASE("X25519 iterated 1 and 1000 times gives RFC 7748's values") {
-  Key32 k{}, u{};
-  k[0] = u[0] = 9;
+  SecretKey32 k, u;
+  k.data()[0] = u.data()[0] = 9;
   for (int i = 1; i <= 1000; ++i) {
-    absl::StatusOr<Key32> next = X25519SharedSecret(k, u);
+    absl::StatusOr<SecretKey32> next = X25519SharedSecret(k, u);
     REQUIRE(next.ok());
-    u = k;
-    k = *next;
+    u = std::move(k);
+    k = *std::move(next);
     if (i == 1)
       CHECK(ToHex(k) ==
             "422c8e7a6227d7bca1350b3e2bb7279f7897b87bb6854b783c60e80311ae3079");
@@ -86,9 +86,9 @@ TEST_CASE("X25519 Diffie-Hellman of RFC 7748 section 6.1") {
         "8520f0098930a754748b7ddcb43ef75a0dbf3a0d26381af4eba4a98eaa9b4e6a");
   CHECK(ToHex(bob->public_key) ==
         "de9edb7d7b7dc1b4d35b61c2ece435373f8343c85b78674dadfc7e146f882b4f");
-  absl::StatusOr<Key32> ab =
+  absl::StatusOr<SecretKey32> ab =
       X25519SharedSecret(alice->private_key, bob->public_key);
-  absl::StatusOr<Key32> ba =
+  absl::StatusOr<SecretKey32> ba =
       X25519SharedSecret(bob->private_key, alice->public_key);
   REQUIRE(ab.ok());
   REQUIRE(ba.ok());
@@ -108,8 +108,10 @@ TEST_CASE("X25519 fresh key pairs agree and differ from each other") {
       X25519KeyPairFromPrivate(a->private_key);
   REQUIRE(again.ok());
   CHECK(again->public_key == a->public_key);
-  absl::StatusOr<Key32> ab = X25519SharedSecret(a->private_key, b->public_key);
-  absl::StatusOr<Key32> ba = X25519SharedSecret(b->private_key, a->public_key);
+  absl::StatusOr<SecretKey32> ab =
+      X25519SharedSecret(a->private_key, b->public_key);
+  absl::StatusOr<SecretKey32> ba =
+      X25519SharedSecret(b->private_key, a->public_key);
   REQUIRE(ab.ok());
   REQUIRE(ba.ok());
   CHECK(*ab == *ba);
@@ -123,7 +125,7 @@ TEST_CASE("X25519 refuses small-order peer keys and wrong sizes") {
   Key32 zero{}, one{};
   one[0] = 1;
   for (const Key32& bad : {zero, one}) {
-    absl::StatusOr<Key32> s = X25519SharedSecret(a->private_key, bad);
+    absl::StatusOr<SecretKey32> s = X25519SharedSecret(a->private_key, bad);
     CHECK(s.status().code() == absl::StatusCode::kInvalidArgument);
     CHECK(s.status().message().find("small order") != std::string::npos);
   }
@@ -134,7 +136,7 @@ TEST_CASE("X25519 refuses small-order peer keys and wrong sizes") {
 
 std::string HkdfHex(const Bytes& ikm, const Bytes& salt, const Bytes& info,
                     size_t length) {
-  absl::StatusOr<Bytes> okm = HkdfSha256(ikm, salt, info, length);
+  absl::StatusOr<SecretBytes> okm = HkdfSha256(ikm, salt, info, length);
   REQUIRE(okm.ok());
   return ToHex(*okm);
 }
@@ -160,7 +162,7 @@ TEST_CASE(
   CHECK_FALSE(HkdfSha256(Repeat(1, 32), {}, {}, 255 * 32 + 1).ok());
   CHECK_FALSE(HkdfSha256(Repeat(1, 32), {}, {}, 0).ok());
   CHECK_FALSE(HkdfSha256({}, {}, {}, 32).ok());
-  absl::StatusOr<Key32> k = HkdfSha256Key(Repeat(0x0b, 22), {}, {});
+  absl::StatusOr<SecretKey32> k = HkdfSha256Key(Repeat(0x0b, 22), {}, {});
   REQUIRE(k.ok());
   CHECK(ToHex(*k) ==
         "8da4e775a563c18f715f802a063c5a31b8a11f5c5ee1879ec3454e5f3c738d2d");
@@ -180,7 +182,7 @@ TEST_CASE("AES-256-CTR gives NIST SP 800-38A F.5.5") {
   const Bytes plain =
       Hex("6bc1bee22e409f96e93d7e117393172aae2d8a571e03ac9c9eb76fac45af8e51"
           "30c81c46a35ce411e5fbc1191a0a52eff69f2445df4f9b17ad2b417be66c3710");
-  absl::StatusOr<Bytes> ks = AesCtrKeystream(key, iv, plain.size());
+  absl::StatusOr<SecretBytes> ks = AesCtrKeystream(key, iv, plain.size());
   REQUIRE(ks.ok());
   Bytes cipher(plain.size());
   for (size_t i = 0; i < plain.size(); ++i) cipher[i] = plain[i] ^ (*ks)[i];
@@ -191,8 +193,8 @@ TEST_CASE("AES-256-CTR gives NIST SP 800-38A F.5.5") {
 
 TEST_CASE("AES-CTR mask words are the zero-IV keystream read little-endian") {
   const Bytes key = Range(1, 33);
-  absl::StatusOr<Bytes> ks = AesCtrKeystream(key, Bytes(16, 0), 4 * 1000);
-  absl::StatusOr<std::vector<uint32_t>> words = AesCtrWords(key, 1000);
+  absl::StatusOr<SecretBytes> ks = AesCtrKeystream(key, Bytes(16, 0), 4 * 1000);
+  absl::StatusOr<SecretWords> words = AesCtrWords(key, 1000);
   REQUIRE(ks.ok());
   REQUIRE(words.ok());
   REQUIRE(words->size() == 1000);
@@ -202,7 +204,7 @@ TEST_CASE("AES-CTR mask words are the zero-IV keystream read little-endian") {
           (p[0] | p[1] << 8 | p[2] << 16 | static_cast<uint32_t>(p[3]) << 24));
   }
   // A longer stream begins with the shorter one (one counter, no restart).
-  absl::StatusOr<std::vector<uint32_t>> longer = AesCtrWords(key, 3 << 18);
+  absl::StatusOr<SecretWords> longer = AesCtrWords(key, 3 << 18);
   REQUIRE(longer.ok());
   CHECK(std::equal(words->begin(), words->end(), longer->begin()));
   CHECK_FALSE(AesCtrWords(Bytes(16, 1), 4).ok());  // AES-128 key: refused
@@ -229,7 +231,7 @@ TEST_CASE("AES-256-GCM seals and opens GCM test case 16") {
   absl::StatusOr<Bytes> sealed = AesGcmSeal(c.key, c.nonce, c.plain, c.aad);
   REQUIRE(sealed.ok());
   CHECK(ToHex(*sealed) == c.sealed_hex);
-  absl::StatusOr<Bytes> opened = AesGcmOpen(c.key, c.nonce, *sealed, c.aad);
+  absl::StatusOr<SecretBytes> opened = AesGcmOpen(c.key, c.nonce, *sealed, c.aad);
   REQUIRE(opened.ok());
   CHECK(*opened == c.plain);
 }
@@ -240,7 +242,7 @@ TEST_CASE(
   const Bytes sealed = Hex(c.sealed_hex);
   auto refused = [&](const Bytes& key, const Bytes& nonce, const Bytes& box,
                      const Bytes& aad) {
-    absl::StatusOr<Bytes> out = AesGcmOpen(key, nonce, box, aad);
+    absl::StatusOr<SecretBytes> out = AesGcmOpen(key, nonce, box, aad);
     return out.status().code() == absl::StatusCode::kDataLoss;
   };
   // Every bit of the ciphertext and of the tag.
@@ -303,14 +305,14 @@ PeerShares SomeShares() {
 TEST_CASE("a share box is 100 bytes and opens for its receiver only") {
   const BoxFixture f;
   const PeerShares shares = SomeShares();
-  const Bytes plain = PackPeerShares(shares);
+  const SecretBytes plain = PackPeerShares(shares);
   CHECK(plain.size() == kPeerSharesBytes);
   absl::StatusOr<Bytes> box =
       SealShareBox(plain, f.sid, 7, 9, f.u.private_key, f.v.public_key);
   REQUIRE(box.ok());
   CHECK(box->size() == kShareBoxBytes);
   CHECK(box->size() == 100);
-  absl::StatusOr<Bytes> opened =
+  absl::StatusOr<SecretBytes> opened =
       OpenShareBox(*box, f.sid, 7, 9, f.v.private_key, f.u.public_key);
   REQUIRE(opened.ok());
   CHECK(*opened == plain);
@@ -333,7 +335,7 @@ TEST_CASE(
     "a share box is refused in another session, direction or pair, or "
     "changed") {
   const BoxFixture f;
-  const Bytes plain = PackPeerShares(SomeShares());
+  const SecretBytes plain = PackPeerShares(SomeShares());
   absl::StatusOr<Bytes> box =
       SealShareBox(plain, f.sid, 7, 9, f.u.private_key, f.v.public_key);
   REQUIRE(box.ok());
@@ -367,7 +369,7 @@ TEST_CASE(
 
 TEST_CASE("packed peer shares refuse a wrong size and mismatched points") {
   PeerShares shares = SomeShares();
-  Bytes plain = PackPeerShares(shares);
+  const SecretBytes plain = PackPeerShares(shares);
   CHECK_FALSE(UnpackPeerShares(Bytes(plain.begin(), plain.end() - 1)).ok());
   shares.mask_private.x += 1;
   CHECK_FALSE(UnpackPeerShares(PackPeerShares(shares)).ok());

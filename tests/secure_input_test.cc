@@ -77,7 +77,7 @@ std::vector<float> Secure(const std::vector<std::vector<int>>& packing,
   for (auto& p : parties) REQUIRE(collector.AddBoxes(p->id(), *p->ShareBoxes(*roster)).ok());
   REQUIRE(collector.CloseShares().ok());
   for (int p : order) {
-    std::vector<uint32_t> q;
+    SecretWords q;
     double mass = 0;
     for (int c : packing[p]) {
       Client& cl = clients[c];
@@ -100,7 +100,7 @@ std::vector<float> Secure(const std::vector<std::vector<int>>& packing,
 // The same inputs summed in the clear.
 std::vector<float> Plain() {
   const SecureEncoding e = Encoding();
-  std::vector<uint32_t> q;
+  SecretWords q;
   double mass = 0;
   for (Client& cl : Clients()) {
     REQUIRE(AddClientInput(cl.delta, cl.weight, cl.id, e, &cl.residual, &q).ok());
@@ -114,7 +114,7 @@ TEST_CASE("a client's residual keeps exactly what it did not send") {
   Client cl = Clients()[3];
   std::vector<float> x(kDim);
   for (size_t i = 0; i < kDim; ++i) x[i] = cl.delta[i] + cl.residual[i];
-  std::vector<uint32_t> q;
+  SecretWords q;
   REQUIRE(AddClientInput(cl.delta, cl.weight, cl.id, e, &cl.residual, &q).ok());
   REQUIRE(q.size() == e.support.size());
   size_t j = 0, clipped = 0;
@@ -161,7 +161,7 @@ TEST_CASE("the update is the weighted mean of the clipped updates, within the ro
 TEST_CASE("inputs that do not fit are refused, naming what") {
   const SecureEncoding e = Encoding();
   std::vector<float> delta(kDim, 0.01f), residual;
-  std::vector<uint32_t> q;
+  SecretWords q;
   CHECK(!AddClientInput(delta, 0.0, 1, e, &residual, &q).ok());
   CHECK(!AddClientInput(delta, 1.5, 1, e, &residual, &q).ok());
   std::vector<float> short_residual(10);

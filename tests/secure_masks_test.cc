@@ -62,7 +62,7 @@ SessionId Sid(const SessionParams& p) {
 struct Party {
   uint32_t id = 0;
   X25519KeyPair s;  // masking
-  SelfSeed b{};
+  SelfSeed b;
 };
 
 Party MakeParty(uint32_t id) {
@@ -71,14 +71,22 @@ Party MakeParty(uint32_t id) {
   absl::StatusOr<X25519KeyPair> s =
       X25519KeyPairFromPrivate(Hash("s" + std::to_string(id)));
   REQUIRE(s.ok());
-  p.s = *s;
+  p.s = *std::move(s);
   const Key32 b = Hash("b" + std::to_string(id));
-  std::copy(b.begin(), b.begin() + kSelfSeedBytes, p.b.begin());
+  p.b = *SelfSeed::CopyOf(ByteView(b).subspan(0, kSelfSeedBytes));
   return p;
 }
 
-std::vector<std::string> WordsHex(const Key32& key, size_t n) {
-  absl::StatusOr<std::vector<uint32_t>> w = AesCtrWords(key, n);
+// A map of one party's secret, for Unmask.
+template <typename S>
+std::map<uint32_t, S> One(uint32_t id, const S& secret) {
+  std::map<uint32_t, S> m;
+  m.emplace(id, secret.Clone());
+  return m;
+}
+
+std::vector<std::string> WordsHex(ByteView key, size_t n) {
+  absl::StatusOr<SecretWords> w = AesCtrWords(key, n);
   REQUIRE(w.ok());
   std::vector<std::string> out;
   for (uint32_t v : *w) {
@@ -101,9 +109,9 @@ TEST_CASE(
   CHECK(ToHex(sid) ==
         "e03313045cceb88aa5776ed940b7f6676664feef8d021b2522cb04ecd48ca6a1");
   const Party u = MakeParty(10), v = MakeParty(20);
-  absl::StatusOr<Key32> uv =
+  absl::StatusOr<SecretKey32> uv =
       PairwiseMaskKey(u.s.private_key, v.s.public_key, 10, 20, sid);
-  absl::StatusOr<Key32> vu =
+  absl::StatusOr<SecretKey32> vu =
       PairwiseMaskKey(v.s.private_key, u.s.public_key, 20, 10, sid);
   REQUIRE(uv.ok());
   REQUIRE(vu.ok());
@@ -112,7 +120,7 @@ TEST_CASE(
         "ee9678f48cd64de8859920fc21b85613f273330a609fc311ab1ef92225669bfb");
   CHECK(WordsHex(*uv, 4) == std::vector<std::string>{"f2c1d77a", "736a2a21",
                                                      "c409b6d6", "384e480c"});
-  absl::StatusOr<Key32> self = SelfMaskKey(u.b, sid);
+  absl::StatusOr<SecretKey32> self = SelfMaskKey(u.b, sid);
   REQUIRE(self.ok());
   CHECK(ToHex(*self) ==
         "1fbfab6379f2ae4fa7179b0881d2fef744d8fd496a2d7b6e30742f8746e2d6fc");
@@ -122,7 +130,7 @@ TEST_CASE(
   absl::StatusOr<X25519KeyPair> c20 = X25519KeyPairFromPrivate(Hash("c20"));
   REQUIRE(c10.ok());
   REQUIRE(c20.ok());
-  absl::StatusOr<Key32> box =
+  absl::StatusOr<SecretKey32> box =
       ShareBoxKey(c10->private_key, c20->public_key, sid);
   REQUIRE(box.ok());
   CHECK(ToHex(*box) ==
@@ -217,7 +225,7 @@ TEST_CASE("pairwise masks cancel mod 2^32 for n = 2, 3 and 100") {
       for (size_t i = 0; i < n; ++i) {
         CHECK(ys[i] != q[i]);  // each upload is masked
         REQUIRE(AddMasked(&sum, ys[i]).ok());
-        seeds[parties[i].id] = parties[i].b;
+        seeds.emplace(parties[i].id, parties[i].b.Clone());
       }
       absl::StatusOr<std::vector<uint32_t>> got =
           Unmask(sum, seeds, {}, {}, sid);
@@ -234,14 +242,20 @@ double DifferingBits(const std::vector<uint32_t>& a,
   return static_cast<double>(diff) / (32.0 * a.size());
 }
 
-std::vector<uint32_t> Stream(const absl::StatusOr<Key32>& key) {
-  REQUIRE(key.ok());
-  absl::StatusOr<std::vector<uint32_t>> w = AesCtrWords(*key, 1 << 16);
+std::vector<uint32_t> Stream(ByteView key) {
+  absl::StatusOr<SecretWords> w = AesCtrWords(key, 1 << 16);
   REQUIRE(w.ok());
-  return *w;
+  return std::vector<uint32_t>(w->begin(), w->end());
 }
 
-Key32 Flip(Key32 k, int bit) {
+std::vector<uint32_t> Stream(const absl::StatusOr<SecretKey32>& key) {
+  REQUIRE(key.ok());
+  return Stream(ByteView(*key));
+}
+
+Key32 Flip(ByteView key, int bit) {
+  Key32 k;
+  std::copy(key.begin(), key.end(), k.begin());
   k[bit / 8] ^= static_cast<uint8_t>(1u << (bit % 8));
   return k;
 }
@@ -254,8 +268,8 @@ TEST_CASE("one flipped key bit changes about half the bits of a mask stream") {
       Stream(PairwiseMaskKey(u.s.private_key, v.s.public_key, 10, 20, sid));
   auto near_half = [](double f) { return f > 0.45 && f < 0.55; };
   for (int bit : {0, 1, 63, 64, 127}) {  // the self-mask seed
-    SelfSeed b = u.b;
-    b[bit / 8] ^= static_cast<uint8_t>(1u << (bit % 8));
+    SelfSeed b = u.b.Clone();
+    b.data()[bit / 8] ^= static_cast<uint8_t>(1u << (bit % 8));
     INFO("seed bit " << bit);
     CHECK(near_half(DifferingBits(self, Stream(SelfMaskKey(b, sid)))));
   }
@@ -275,7 +289,7 @@ TEST_CASE("one flipped key bit changes about half the bits of a mask stream") {
         pair, Stream(PairwiseMaskKey(u.s.private_key, v.s.public_key, 10, 20,
                                      Flip(sid, bit))))));
   }
-  absl::StatusOr<Key32> key = SelfMaskKey(u.b, sid);
+  absl::StatusOr<SecretKey32> key = SelfMaskKey(u.b, sid);
   REQUIRE(key.ok());
   for (int bit : {0, 128, 255}) {  // the AES key itself
     INFO("AES key bit " << bit);
@@ -340,8 +354,8 @@ TEST_CASE(
   // 0.999 quantiles: chi-squared with 255 df 330.5, and the two-sample
   // Kolmogorov-Smirnov distance 1.95 * sqrt(2 / 10^6).
   const size_t len = 1000000;
-  const std::vector<Party> parties = {MakeParty(10), MakeParty(20),
-                                      MakeParty(30)};
+  std::vector<Party> parties;
+  for (uint32_t id : {10, 20, 30}) parties.push_back(MakeParty(id));
   std::map<uint32_t, Key32> peers = {{10, parties[0].s.public_key},
                                      {30, parties[2].s.public_key}};
   SessionParams p1 = KatParams(), p2 = KatParams();
@@ -374,7 +388,7 @@ struct Member {
   uint32_t id = 0;
   uint32_t index = 0;  // in the sorted roster; its shares sit at index + 1
   X25519KeyPair c, s;
-  SelfSeed b{};
+  SelfSeed b;
   std::map<uint32_t, PeerShares> held;  // from party id: its shares for me
 };
 
@@ -419,7 +433,7 @@ void ExchangeShares(std::vector<Member>& m, uint32_t t, const SessionId& sid) {
                        v.c.public_key);
       REQUIRE(box.ok());
       REQUIRE(box->size() == 100);
-      absl::StatusOr<Bytes> plain =
+      absl::StatusOr<SecretBytes> plain =
           OpenShareBox(*box, sid, u.id, v.id, v.c.private_key, u.c.public_key);
       REQUIRE(plain.ok());
       absl::StatusOr<PeerShares> got = UnpackPeerShares(*plain);
@@ -484,27 +498,28 @@ TEST_CASE("with 3 of 10 dropped, 7 survivors' shares recover the exact sum") {
   // Unmask stage: each survivor answers with its shares of the survivors'
   // seeds and of the dropped parties' masking keys, never both for one.
   std::map<uint32_t, SelfSeed> seeds;
-  std::map<uint32_t, Key32> survivor_public, dropped_private;
+  std::map<uint32_t, Key32> survivor_public;
+  std::map<uint32_t, SecretKey32> dropped_private;
   for (const Member* u : survivors) {
     std::vector<ShamirShare> shares;
     for (const Member* v : survivors)
       shares.push_back(v->held.at(u->id).self_seed);
-    absl::StatusOr<Bytes> b = ShamirReconstruct(shares, t, kSelfSeedBytes);
+    absl::StatusOr<SecretBytes> b = ShamirReconstruct(shares, t, kSelfSeedBytes);
     REQUIRE(b.ok());
-    std::copy(b->begin(), b->end(), seeds[u->id].begin());
-    CHECK(seeds[u->id] == u->b);
+    seeds.emplace(u->id, *SelfSeed::CopyOf(*b));
+    CHECK(seeds.at(u->id) == u->b);
     survivor_public[u->id] = u->s.public_key;
   }
   for (uint32_t d : dropped) {
     std::vector<ShamirShare> shares;
     for (const Member* v : survivors)
       shares.push_back(v->held.at(m[d].id).mask_private);
-    absl::StatusOr<Bytes> sk = ShamirReconstruct(shares, t, 32);
+    absl::StatusOr<SecretBytes> sk = ShamirReconstruct(shares, t, 32);
     REQUIRE(sk.ok());
-    absl::StatusOr<Key32> key = ToKey32(*sk, "reconstructed key");
+    absl::StatusOr<SecretKey32> key = SecretKey32::CopyOf(*sk);
     REQUIRE(key.ok());
     CHECK(*key == m[d].s.private_key);
-    dropped_private[m[d].id] = *key;
+    dropped_private.emplace(m[d].id, *std::move(key));
   }
   absl::StatusOr<std::vector<uint32_t>> got =
       Unmask(sum, seeds, dropped_private, survivor_public, sid);
@@ -553,10 +568,10 @@ TEST_CASE("masking and unmasking refuse inconsistent party sets") {
   CHECK_FALSE(
       PairwiseMaskKey(u.s.private_key, v.s.public_key, 10, 10, sid).ok());
   // A party both survivor and dropped; public keys of other parties.
-  CHECK_FALSE(Unmask(q, {{10, u.b}}, {{10, u.s.private_key}},
+  CHECK_FALSE(Unmask(q, One(10, u.b), One(10, u.s.private_key),
                      {{10, u.s.public_key}}, sid)
                   .ok());
-  CHECK_FALSE(Unmask(q, {{10, u.b}}, {{20, v.s.private_key}},
+  CHECK_FALSE(Unmask(q, One(10, u.b), One(20, v.s.private_key),
                      {{30, u.s.public_key}}, sid)
                   .ok());
   std::vector<uint32_t> sum;

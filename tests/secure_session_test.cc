@@ -226,7 +226,11 @@ TEST_CASE("a party refuses a minority t, and to mask with fewer than t sharers")
   CHECK(p.Mask(s.q.at(p.id()), 1).ok());
 }
 
-TEST_CASE("a party's secrets are zero once it wipes them, as it does when freed") {
+bool AllZero(const std::vector<uint8_t>& v) {
+  return std::all_of(v.begin(), v.end(), [](uint8_t b) { return b == 0; });
+}
+
+TEST_CASE("a party's secrets are zero once it wipes them, and it answers no more") {
   Session s(5);
   REQUIRE(Run(s, {}).ok());
   // Its keys, its seed, its own shares and the four peers' shares.
@@ -234,10 +238,34 @@ TEST_CASE("a party's secrets are zero once it wipes them, as it does when freed"
   const std::vector<uint8_t> before = p.SecretBytesForTest();
   CHECK(before.size() == 32 + 32 + 16 + 5 * (3 + 5) * 8);
   CHECK(std::count(before.begin(), before.end(), 0) < static_cast<long>(before.size() / 8));
-  p.WipeSecretsForTest();
+  p.Wipe();
   const std::vector<uint8_t> after = p.SecretBytesForTest();
   REQUIRE(after.size() == before.size());
-  CHECK(std::all_of(after.begin(), after.end(), [](uint8_t b) { return b == 0; }));
+  CHECK(AllZero(after));
+  // Zeroed shares must not go out as answers.
+  auto reply = p.Unmask({{100, 103, 106, 109, 112}, {}});
+  CHECK(reply.status().code() == absl::StatusCode::kFailedPrecondition);
+  CHECK_THAT(std::string(reply.status().message()), Catch::Contains("wiped"));
+}
+
+TEST_CASE("a freed party leaves its secrets zero in the memory it gives back") {
+  Session s(5);
+  REQUIRE(Run(s, {{112, kInput}}).ok());  // 112 dropped: its key was rebuilt
+  for (size_t i : {0, 4}) {  // a survivor, and the dropped party
+    INFO("party " << s.parties[i]->id());
+    const std::vector<uint8_t> before = s.parties[i]->SecretBytesForTest();
+    REQUIRE(!AllZero(before));
+    std::vector<uint8_t> seen;
+    bool probed = false;
+    s.parties[i]->SetDestroyProbeForTest([&](std::vector<uint8_t> bytes) {
+      seen = std::move(bytes);
+      probed = true;
+    });
+    s.parties[i].reset();
+    REQUIRE(probed);
+    CHECK(seen.size() == before.size());
+    CHECK(AllZero(seen));
+  }
 }
 
 TEST_CASE("boxes tampered with, or from another session, are refused") {

@@ -68,7 +68,7 @@ std::vector<ShamirShare> Pick(const std::vector<ShamirShare>& all,
 void CheckSubset(const std::vector<ShamirShare>& all,
                  const std::vector<size_t>& idx, uint32_t t,
                  const Bytes& secret) {
-  absl::StatusOr<Bytes> got =
+  absl::StatusOr<SecretBytes> got =
       ShamirReconstruct(Pick(all, idx), t, secret.size());
   REQUIRE(got.ok());
   CHECK(*got == secret);
@@ -123,7 +123,7 @@ TEST_CASE(
                   67, secret);
     }
     // 66 shares are refused.
-    absl::StatusOr<Bytes> short_by_one = ShamirReconstruct(
+    absl::StatusOr<SecretBytes> short_by_one = ShamirReconstruct(
         Pick(*shares, std::vector<size_t>(idx.begin(), idx.begin() + 66)), 67,
         size);
     CHECK(short_by_one.status().code() ==
@@ -218,7 +218,7 @@ TEST_CASE(
     }
     std::vector<ShamirShare> set = known;
     set.push_back(forged);
-    absl::StatusOr<Bytes> got = ShamirReconstruct(set, t, 32);
+    absl::StatusOr<SecretBytes> got = ShamirReconstruct(set, t, 32);
     REQUIRE(got.ok());
     CHECK(*got == candidate);
     // The polynomial through (0, s'), the forged share and five of the

@@ -9,7 +9,8 @@
 
 namespace shefl {
 
-absl::StatusOr<Bytes> AesCtrKeystream(ByteView key, ByteView iv, size_t n) {
+absl::StatusOr<SecretBytes> AesCtrKeystream(ByteView key, ByteView iv,
+                                            size_t n) {
   if (key.size() != 32)
     return absl::InvalidArgumentError("AES-256-CTR: key must be 32 bytes");
   if (iv.size() != kAesCtrIvBytes)
@@ -20,7 +21,7 @@ absl::StatusOr<Bytes> AesCtrKeystream(ByteView key, ByteView iv, size_t n) {
     return secure_internal::OpenSslError("AES-256-CTR init");
   // The keystream is the encryption of zeros, done in place; counter mode
   // allows it. EVP takes int lengths, hence the steps.
-  Bytes out(n, 0);
+  SecretBytes out(n);
   size_t done = 0;
   while (done < n) {
     const int step = static_cast<int>(std::min<size_t>(n - done, 1 << 20));
@@ -34,15 +35,14 @@ absl::StatusOr<Bytes> AesCtrKeystream(ByteView key, ByteView iv, size_t n) {
   return out;
 }
 
-absl::StatusOr<std::vector<uint32_t>> AesCtrWords(ByteView key,
-                                                  size_t n_words) {
+absl::StatusOr<SecretWords> AesCtrWords(ByteView key, size_t n_words) {
   if (n_words > SIZE_MAX / 4)
     return absl::InvalidArgumentError("AES-256-CTR: stream too long");
   static const uint8_t kZeroIv[kAesCtrIvBytes] = {};
-  absl::StatusOr<Bytes> bytes =
+  absl::StatusOr<SecretBytes> bytes =
       AesCtrKeystream(key, ByteView(kZeroIv, sizeof kZeroIv), 4 * n_words);
   if (!bytes.ok()) return bytes.status();
-  std::vector<uint32_t> words(n_words);
+  SecretWords words(n_words);
   const uint8_t* p = bytes->data();
   for (size_t i = 0; i < n_words; ++i, p += 4)
     words[i] = static_cast<uint32_t>(p[0]) | static_cast<uint32_t>(p[1]) << 8 |

@@ -1,6 +1,5 @@
 #include "common/secure/aes_gcm.h"
 
-#include <openssl/crypto.h>
 #include <openssl/evp.h>
 
 #include <algorithm>
@@ -68,32 +67,28 @@ absl::StatusOr<Bytes> AesGcmSeal(ByteView key, ByteView nonce,
   return out;
 }
 
-absl::StatusOr<Bytes> AesGcmOpen(ByteView key, ByteView nonce, ByteView sealed,
-                                 ByteView aad) {
+absl::StatusOr<SecretBytes> AesGcmOpen(ByteView key, ByteView nonce,
+                                       ByteView sealed, ByteView aad) {
   if (sealed.size() < kGcmTagBytes)
     return absl::DataLossError("AES-256-GCM: shorter than its tag");
   const size_t n = sealed.size() - kGcmTagBytes;
   if (absl::Status s = CheckSizes(key, nonce, n, aad); !s.ok()) return s;
   absl::StatusOr<CipherCtxPtr> ctx = Start(false, key, nonce, aad);
   if (!ctx.ok()) return ctx.status();
-  Bytes out(n);
+  // Wiped by its type on every return below that does not hand it out.
+  SecretBytes out(n);
   int len = 0, tail = 0;
   if (n > 0 && EVP_DecryptUpdate(ctx->get(), out.data(), &len, sealed.data(),
-                                 static_cast<int>(n)) != 1) {
-    OPENSSL_cleanse(out.data(), out.size());
+                                 static_cast<int>(n)) != 1)
     return OpenSslError("AES-256-GCM decrypt");
-  }
   // The tag is checked only at the end; until then `out` holds
   // unauthenticated plaintext, which must not leave this function.
   uint8_t tag[kGcmTagBytes];
   std::copy(sealed.end() - kGcmTagBytes, sealed.end(), tag);
   if (EVP_CIPHER_CTX_ctrl(ctx->get(), EVP_CTRL_GCM_SET_TAG, kGcmTagBytes,
-                          tag) != 1) {
-    OPENSSL_cleanse(out.data(), out.size());
+                          tag) != 1)
     return OpenSslError("AES-256-GCM set tag");
-  }
   if (EVP_DecryptFinal_ex(ctx->get(), out.data() + len, &tail) != 1) {
-    OPENSSL_cleanse(out.data(), out.size());
     OpenSslError("AES-256-GCM verify").IgnoreError();  // clears the queue
     return absl::DataLossError(
         "AES-256-GCM: authentication failed (ciphertext, tag, nonce, AAD or "

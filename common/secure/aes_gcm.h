@@ -10,6 +10,7 @@
 
 #include "absl/status/statusor.h"
 #include "common/secure/bytes.h"
+#include "common/secure/secret.h"
 
 namespace shefl {
 
@@ -24,9 +25,10 @@ absl::StatusOr<Bytes> AesGcmSeal(ByteView key, ByteView nonce,
 // The plaintext of `sealed` (ciphertext || tag), or DataLoss when the tag
 // does not verify: a changed bit of ciphertext, tag, nonce or AAD, a wrong
 // key, or fewer than 16 bytes. Nothing of the plaintext comes back then;
-// the buffer it was decrypted into is wiped.
-absl::StatusOr<Bytes> AesGcmOpen(ByteView key, ByteView nonce, ByteView sealed,
-                                 ByteView aad);
+// the buffer it was decrypted into is wiped. The plaintext is a secret
+// (a box holds shares).
+absl::StatusOr<SecretBytes> AesGcmOpen(ByteView key, ByteView nonce,
+                                       ByteView sealed, ByteView aad);
 
 }  // namespace shefl
 

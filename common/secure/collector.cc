@@ -186,15 +186,19 @@ absl::StatusOr<SecureSum> SecureCollector::Finish() const {
       out.push_back(seed ? r->seed_shares.at(v) : r->key_shares.at(v));
     return out;
   };
+  // The rebuilt seeds and keys are secrets; their types wipe them when
+  // Finish returns, whatever it returns.
   std::map<uint32_t, SelfSeed> seeds;
   std::map<uint32_t, Key32> survivor_public;
   for (uint32_t v : request_.survivors) {
     auto b = rebuilder->Reconstruct(shares_of(v, true), kSelfSeedBytes);
     if (!b.ok()) return b.status();
-    std::copy(b->begin(), b->end(), seeds[v].begin());
+    auto seed = SelfSeed::CopyOf(*b);
+    if (!seed.ok()) return seed.status();
+    seeds.emplace(v, *std::move(seed));
     survivor_public[v] = adverts_.at(v).mask_public;
   }
-  std::map<uint32_t, Key32> dropped_private;
+  std::map<uint32_t, SecretKey32> dropped_private;
   for (uint32_t d : request_.dropped) {
     auto s = rebuilder->Reconstruct(shares_of(d, false), 32);
     if (!s.ok()) return s.status();
@@ -205,7 +209,7 @@ absl::StatusOr<SecureSum> SecureCollector::Finish() const {
     if (pair->public_key != adverts_.at(d).mask_public)
       return absl::DataLossError(absl::StrCat(
           "secure aggregation: the shares of party ", d, "'s key do not give its key"));
-    dropped_private[d] = pair->private_key;
+    dropped_private.emplace(d, std::move(pair->private_key));
   }
   auto sum = Unmask(sum_, seeds, dropped_private, survivor_public, sid_);
   if (!sum.ok()) return sum.status();

@@ -7,7 +7,9 @@
 //
 // Each stage closes when the caller says (at its deadline); a party
 // missing then is out from that stage on. Fewer than t parties left at any
-// close abandons the session: nothing is unmasked.
+// close abandons the session: nothing is unmasked. The shares it is given
+// and the seeds and keys it rebuilds wipe themselves when they go
+// (common/secure/secret.h).
 // Not thread-safe: the caller serialises the calls of one session.
 #ifndef SHEFL_COMMON_SECURE_COLLECTOR_H_
 #define SHEFL_COMMON_SECURE_COLLECTOR_H_

@@ -1,11 +1,8 @@
 #include "common/secure/hkdf.h"
 
 #include <openssl/core_names.h>
-#include <openssl/crypto.h>
 #include <openssl/kdf.h>
 #include <openssl/params.h>
-
-#include <algorithm>
 
 #include "common/secure/openssl_util.h"
 
@@ -21,8 +18,8 @@ void* Mutable(ByteView v) { return const_cast<uint8_t*>(v.data()); }
 
 }  // namespace
 
-absl::StatusOr<Bytes> HkdfSha256(ByteView ikm, ByteView salt, ByteView info,
-                                 size_t length) {
+absl::StatusOr<SecretBytes> HkdfSha256(ByteView ikm, ByteView salt,
+                                       ByteView info, size_t length) {
   if (ikm.empty())
     return absl::InvalidArgumentError("HKDF: empty input keying material");
   if (length == 0 || length > kMaxOutput)
@@ -51,22 +48,17 @@ absl::StatusOr<Bytes> HkdfSha256(ByteView ikm, ByteView salt, ByteView info,
     *p++ = OSSL_PARAM_construct_octet_string(OSSL_KDF_PARAM_INFO, Mutable(info),
                                              info.size());
   *p = OSSL_PARAM_construct_end();
-  Bytes out(length);
-  if (EVP_KDF_derive(ctx.get(), out.data(), out.size(), params) != 1) {
-    OPENSSL_cleanse(out.data(), out.size());
+  SecretBytes out(length);
+  if (EVP_KDF_derive(ctx.get(), out.data(), out.size(), params) != 1)
     return secure_internal::OpenSslError("HKDF derive");
-  }
   return out;
 }
 
-absl::StatusOr<Key32> HkdfSha256Key(ByteView ikm, ByteView salt,
-                                    ByteView info) {
-  absl::StatusOr<Bytes> okm = HkdfSha256(ikm, salt, info, 32);
+absl::StatusOr<SecretKey32> HkdfSha256Key(ByteView ikm, ByteView salt,
+                                          ByteView info) {
+  absl::StatusOr<SecretBytes> okm = HkdfSha256(ikm, salt, info, 32);
   if (!okm.ok()) return okm.status();
-  Key32 key;
-  std::copy(okm->begin(), okm->end(), key.begin());
-  OPENSSL_cleanse(okm->data(), okm->size());
-  return key;
+  return SecretKey32::CopyOf(*okm);
 }
 
 }  // namespace shefl

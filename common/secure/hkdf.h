@@ -10,17 +10,20 @@
 
 #include "absl/status/statusor.h"
 #include "common/secure/bytes.h"
+#include "common/secure/secret.h"
 
 namespace shefl {
 
 // `length` bytes of output keying material, 1 to 255 * 32 (the RFC's
 // bound); an empty salt stands for 32 zero bytes, as the RFC says. `ikm`
 // must not be empty. `info` holds at most 1024 bytes (OpenSSL's bound).
-absl::StatusOr<Bytes> HkdfSha256(ByteView ikm, ByteView salt, ByteView info,
-                                 size_t length);
+// The output is a secret (it keys masks and boxes).
+absl::StatusOr<SecretBytes> HkdfSha256(ByteView ikm, ByteView salt,
+                                       ByteView info, size_t length);
 
 // The same, 32 bytes: an AES-256 key.
-absl::StatusOr<Key32> HkdfSha256Key(ByteView ikm, ByteView salt, ByteView info);
+absl::StatusOr<SecretKey32> HkdfSha256Key(ByteView ikm, ByteView salt,
+                                          ByteView info);
 
 }  // namespace shefl
 

@@ -1,7 +1,5 @@
 #include "common/secure/masks.h"
 
-#include <openssl/crypto.h>
-
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
@@ -18,9 +16,9 @@ constexpr char kSelfInfo[] = "shefl self";
 constexpr char kPairInfo[] = "shefl mask";
 
 // acc += sign * PRG(key) mod 2^32, sign being +1 or -1 (`subtract`).
-absl::Status AddStream(const Key32& key, bool subtract,
+absl::Status AddStream(const SecretKey32& key, bool subtract,
                        absl::Span<uint32_t> acc) {
-  absl::StatusOr<std::vector<uint32_t>> s = AesCtrWords(key, acc.size());
+  absl::StatusOr<SecretWords> s = AesCtrWords(key, acc.size());
   if (!s.ok()) return s.status();
   for (size_t i = 0; i < acc.size(); ++i)
     acc[i] += subtract ? -(*s)[i] : (*s)[i];
@@ -31,11 +29,10 @@ absl::Status AddStream(const Key32& key, bool subtract,
 absl::Status AddPairStream(ByteView u_private, const Key32& v_public,
                            uint32_t u, uint32_t v, const SessionId& sid,
                            bool subtract, absl::Span<uint32_t> acc) {
-  absl::StatusOr<Key32> key = PairwiseMaskKey(u_private, v_public, u, v, sid);
+  absl::StatusOr<SecretKey32> key =
+      PairwiseMaskKey(u_private, v_public, u, v, sid);
   if (!key.ok()) return key.status();
-  absl::Status s = AddStream(*key, subtract, acc);
-  OPENSSL_cleanse(key->data(), key->size());
-  return s;
+  return AddStream(*key, subtract, acc);
 }
 
 }  // namespace
@@ -48,25 +45,25 @@ absl::StatusOr<SelfSeed> GenerateSelfSeed() {
   return b;
 }
 
-absl::StatusOr<Key32> SelfMaskKey(const SelfSeed& b, const SessionId& sid) {
+absl::StatusOr<SecretKey32> SelfMaskKey(const SelfSeed& b,
+                                        const SessionId& sid) {
   return HkdfSha256Key(b, sid, AsBytes(kSelfInfo));
 }
 
-absl::StatusOr<Key32> PairwiseMaskKey(ByteView own_private,
-                                      ByteView peer_public, uint32_t u,
-                                      uint32_t v, const SessionId& sid) {
+absl::StatusOr<SecretKey32> PairwiseMaskKey(ByteView own_private,
+                                            ByteView peer_public, uint32_t u,
+                                            uint32_t v, const SessionId& sid) {
   if (u == v)
     return absl::InvalidArgumentError(
         absl::StrCat("pairwise mask: a party (", u, ") paired with itself"));
-  absl::StatusOr<Key32> shared = X25519SharedSecret(own_private, peer_public);
+  absl::StatusOr<SecretKey32> shared =
+      X25519SharedSecret(own_private, peer_public);
   if (!shared.ok()) return shared.status();
   Bytes info;
   AppendBytes(&info, AsBytes(kPairInfo));
   AppendBe32(&info, std::min(u, v));
   AppendBe32(&info, std::max(u, v));
-  absl::StatusOr<Key32> key = HkdfSha256Key(*shared, sid, info);
-  OPENSSL_cleanse(shared->data(), shared->size());
-  return key;
+  return HkdfSha256Key(*shared, sid, info);
 }
 
 absl::StatusOr<std::vector<uint32_t>> MaskInput(
@@ -76,18 +73,16 @@ absl::StatusOr<std::vector<uint32_t>> MaskInput(
   if (peer_public.count(u))
     return absl::InvalidArgumentError(
         absl::StrCat("mask: party ", u, " is among its own peers"));
-  std::vector<uint32_t> y(q.begin(), q.end());
-  absl::StatusOr<Key32> self = SelfMaskKey(b, sid);
+  SecretWords y = SecretWords::CopyOf(q);
+  absl::StatusOr<SecretKey32> self = SelfMaskKey(b, sid);
   if (!self.ok()) return self.status();
-  absl::Status s = AddStream(*self, false, absl::MakeSpan(y));
-  OPENSSL_cleanse(self->data(), self->size());
-  if (!s.ok()) return s;
+  if (absl::Status s = AddStream(*self, false, y.span()); !s.ok()) return s;
   for (const auto& [v, v_public] : peer_public)
     if (absl::Status st = AddPairStream(own_private, v_public, u, v, sid,
-                                        /*subtract=*/v < u, absl::MakeSpan(y));
+                                        /*subtract=*/v < u, y.span());
         !st.ok())
       return st;
-  return y;
+  return std::vector<uint32_t>(y.begin(), y.end());
 }
 
 absl::Status AddMasked(std::vector<uint32_t>* sum,
@@ -104,7 +99,7 @@ absl::Status AddMasked(std::vector<uint32_t>* sum,
 absl::StatusOr<std::vector<uint32_t>> Unmask(
     absl::Span<const uint32_t> masked_sum,
     const std::map<uint32_t, SelfSeed>& survivor_seeds,
-    const std::map<uint32_t, Key32>& dropped_private,
+    const std::map<uint32_t, SecretKey32>& dropped_private,
     const std::map<uint32_t, Key32>& survivor_public, const SessionId& sid) {
   for (const auto& [d, unused] : dropped_private)
     if (survivor_seeds.count(d))
@@ -121,11 +116,11 @@ absl::StatusOr<std::vector<uint32_t>> Unmask(
         "unmask: the survivors' public keys and seeds name different parties");
   std::vector<uint32_t> sum(masked_sum.begin(), masked_sum.end());
   for (const auto& [u, b] : survivor_seeds) {
-    absl::StatusOr<Key32> self = SelfMaskKey(b, sid);
+    absl::StatusOr<SecretKey32> self = SelfMaskKey(b, sid);
     if (!self.ok()) return self.status();
-    absl::Status s = AddStream(*self, /*subtract=*/true, absl::MakeSpan(sum));
-    OPENSSL_cleanse(self->data(), self->size());
-    if (!s.ok()) return s;
+    if (absl::Status s = AddStream(*self, /*subtract=*/true, absl::MakeSpan(sum));
+        !s.ok())
+      return s;
   }
   // u's upload holds +PRG(s_ud) when d > u and -PRG(s_ud) when d < u;
   // take away what it holds.

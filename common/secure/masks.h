@@ -16,7 +16,6 @@
 #ifndef SHEFL_COMMON_SECURE_MASKS_H_
 #define SHEFL_COMMON_SECURE_MASKS_H_
 
-#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <map>
@@ -25,29 +24,33 @@
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
 #include "common/secure/bytes.h"
+#include "common/secure/secret.h"
 #include "common/secure/session_id.h"
 
 namespace shefl {
 
 inline constexpr size_t kSelfSeedBytes = 16;
-using SelfSeed = std::array<uint8_t, kSelfSeedBytes>;
+using SelfSeed = Secret<kSelfSeedBytes>;
 
 // A fresh self-mask seed b from OpenSSL's private generator.
 absl::StatusOr<SelfSeed> GenerateSelfSeed();
 
 // The AES key of the self mask of seed `b` in session `sid`.
-absl::StatusOr<Key32> SelfMaskKey(const SelfSeed& b, const SessionId& sid);
+absl::StatusOr<SecretKey32> SelfMaskKey(const SelfSeed& b,
+                                        const SessionId& sid);
 
 // The AES key of the pairwise mask of parties u != v, computed by u from
 // its masking private key and v's public key (or by v the other way round,
 // or by the coordinator from a reconstructed private key): the same key.
-absl::StatusOr<Key32> PairwiseMaskKey(ByteView own_private,
-                                      ByteView peer_public, uint32_t u,
-                                      uint32_t v, const SessionId& sid);
+absl::StatusOr<SecretKey32> PairwiseMaskKey(ByteView own_private,
+                                            ByteView peer_public, uint32_t u,
+                                            uint32_t v, const SessionId& sid);
 
 // y_u for the encoded input q (common/secure/fixed_point.h) of party u,
 // its seed b, its masking private key, and the masking public keys of every
-// other party of the roster (`peer_public` must not hold u).
+// other party of the roster (`peer_public` must not hold u). Until the
+// last mask is in, the words are secret: they are built in a SecretWords,
+// and only the finished upload is copied out.
 absl::StatusOr<std::vector<uint32_t>> MaskInput(
     absl::Span<const uint32_t> q, uint32_t u, const SelfSeed& b,
     ByteView own_private, const std::map<uint32_t, Key32>& peer_public,
@@ -68,7 +71,7 @@ absl::Status AddMasked(std::vector<uint32_t>* sum,
 absl::StatusOr<std::vector<uint32_t>> Unmask(
     absl::Span<const uint32_t> masked_sum,
     const std::map<uint32_t, SelfSeed>& survivor_seeds,
-    const std::map<uint32_t, Key32>& dropped_private,
+    const std::map<uint32_t, SecretKey32>& dropped_private,
     const std::map<uint32_t, Key32>& survivor_public, const SessionId& sid);
 
 }  // namespace shefl

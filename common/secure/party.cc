@@ -4,7 +4,6 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/secure/shamir.h"
-#include "common/secure/wipe.h"
 
 namespace shefl {
 namespace {
@@ -16,8 +15,8 @@ bool SortedDistinct(const std::vector<uint32_t>& ids) {
 }
 
 void WipeShares(PeerShares& s) {
-  Wipe(s.self_seed.y);
-  Wipe(s.mask_private.y);
+  s.self_seed.Wipe();
+  s.mask_private.Wipe();
 }
 
 void AppendShare(const ShamirShare& s, std::vector<uint8_t>* out) {
@@ -27,14 +26,27 @@ void AppendShare(const ShamirShare& s, std::vector<uint8_t>* out) {
 
 }  // namespace
 
-SecureParty::~SecureParty() { WipeSecrets(); }
+// The members would wipe themselves as they go; the wipe here comes first
+// so that the probe sees what the freed memory will hold.
+SecureParty::~SecureParty() {
+  Wipe();
+  if (destroy_probe_) destroy_probe_(SecretBytesForTest());
+}
 
-void SecureParty::WipeSecrets() {
-  Wipe(enc_.private_key);
-  Wipe(mask_.private_key);
-  Wipe(seed_);
+void SecureParty::Wipe() {
+  enc_.private_key.Wipe();
+  mask_.private_key.Wipe();
+  seed_.Wipe();
   WipeShares(own_);
   for (auto& [peer, shares] : from_peers_) WipeShares(shares);
+  wiped_ = true;
+}
+
+absl::Status SecureParty::NotWiped(const char* what) const {
+  if (!wiped_) return absl::OkStatus();
+  return absl::FailedPreconditionError(absl::StrCat(
+      "secure aggregation: ", what, " refused: party ", id_,
+      "'s secrets were wiped"));
 }
 
 std::vector<uint8_t> SecureParty::SecretBytesForTest() const {
@@ -59,9 +71,9 @@ absl::StatusOr<std::unique_ptr<SecureParty>> SecureParty::Create(uint32_t id) {
   if (!mask.ok()) return mask.status();
   auto seed = GenerateSelfSeed();
   if (!seed.ok()) return seed.status();
-  p->enc_ = *enc;
-  p->mask_ = *mask;
-  p->seed_ = *seed;
+  p->enc_ = *std::move(enc);
+  p->mask_ = *std::move(mask);
+  p->seed_ = *std::move(seed);
   return p;
 }
 
@@ -97,6 +109,7 @@ absl::Status SecureParty::CheckRoster(const Roster& roster) const {
 }
 
 absl::StatusOr<std::vector<ShareBox>> SecureParty::ShareBoxes(const Roster& roster) {
+  if (auto st = NotWiped("the roster"); !st.ok()) return st;
   if (roster_) return absl::FailedPreconditionError("secure aggregation: a second roster");
   if (auto st = CheckRoster(roster); !st.ok()) return st;
   auto sid = MakeSessionId(roster.params);
@@ -109,9 +122,9 @@ absl::StatusOr<std::vector<ShareBox>> SecureParty::ShareBoxes(const Roster& rost
   std::vector<ShareBox> boxes;
   for (uint32_t i = 0; i < n; ++i) {
     const KeyAdvert& peer = roster.keys[i];
-    const PeerShares shares{(*seed_shares)[i], (*key_shares)[i]};
+    PeerShares shares{std::move((*seed_shares)[i]), std::move((*key_shares)[i])};
     if (peer.party == id_) {
-      own_ = shares;
+      own_ = std::move(shares);
       continue;
     }
     auto box = SealShareBox(PackPeerShares(shares), *sid, id_, peer.party,
@@ -126,6 +139,7 @@ absl::StatusOr<std::vector<ShareBox>> SecureParty::ShareBoxes(const Roster& rost
 }
 
 absl::Status SecureParty::TakeBoxes(absl::Span<const ShareBox> boxes) {
+  if (auto st = NotWiped("boxes"); !st.ok()) return st;
   if (!roster_ || masked_)
     return absl::FailedPreconditionError("secure aggregation: boxes out of stage");
   const auto& ids = roster_->params.roster;
@@ -156,6 +170,7 @@ absl::Status SecureParty::TakeBoxes(absl::Span<const ShareBox> boxes) {
 }
 
 absl::StatusOr<MaskedInput> SecureParty::Mask(absl::Span<const uint32_t> q, double weight) {
+  if (auto st = NotWiped("input"); !st.ok()) return st;
   if (!roster_ || masked_)
     return absl::FailedPreconditionError("secure aggregation: input out of stage");
   // Fewer than t sharers (this party among them) can never unmask: the
@@ -205,6 +220,7 @@ absl::Status SecureParty::CheckRequest(const UnmaskRequest& r) const {
 }
 
 absl::StatusOr<UnmaskReply> SecureParty::Unmask(const UnmaskRequest& asked) {
+  if (auto st = NotWiped("unmasking"); !st.ok()) return st;
   // The same request means the same sets, in whatever order.
   UnmaskRequest request = asked;
   std::sort(request.survivors.begin(), request.survivors.end());

@@ -6,15 +6,17 @@
 // answers nothing when fewer than t parties survive (docs/DESIGN.md,
 // "Secure aggregation"). It refuses a roster whose t is not a majority of
 // its n, masks only when t parties (itself included) shared with it, and
-// wipes its secrets when it goes (common/secure/wipe.h).
+// its secrets wipe themselves when it goes (common/secure/secret.h).
 // Not thread-safe: one session, driven by one thread in stage order.
 #ifndef SHEFL_COMMON_SECURE_PARTY_H_
 #define SHEFL_COMMON_SECURE_PARTY_H_
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -59,10 +61,18 @@ class SecureParty {
   // other request of the session is refused.
   absl::StatusOr<UnmaskReply> Unmask(const UnmaskRequest& request);
 
+  // Zeros every secret the party holds now, as its destructor does: for
+  // an owner that ends the session before it frees the party. Every stage
+  // is refused after it (FailedPrecondition).
+  void Wipe();
+
   // For tests only: every secret the party holds, concatenated (private
-  // keys, seed, shares), and the wipe its destructor does.
+  // keys, seed, shares), and a probe the destructor calls, after its
+  // wipe and before the memory goes, with SecretBytesForTest().
   std::vector<uint8_t> SecretBytesForTest() const;
-  void WipeSecretsForTest() { WipeSecrets(); }
+  void SetDestroyProbeForTest(std::function<void(std::vector<uint8_t>)> probe) {
+    destroy_probe_ = std::move(probe);
+  }
 
   uint32_t id() const { return id_; }
   const SessionId& session_id() const { return sid_; }
@@ -71,13 +81,15 @@ class SecureParty {
   SecureParty() = default;
   absl::Status CheckRoster(const Roster& roster) const;
   absl::Status CheckRequest(const UnmaskRequest& request) const;
-  // Zeros every secret the party holds: the destructor's work.
-  void WipeSecrets();
+  // OK unless Wipe() ran; `what` names the refused stage.
+  absl::Status NotWiped(const char* what) const;
 
   uint32_t id_ = 0;
+  // The secrets are of types that wipe themselves (common/secure/secret.h;
+  // ShamirShare does too).
   X25519KeyPair enc_;
   X25519KeyPair mask_;
-  SelfSeed seed_{};
+  SelfSeed seed_;
   // Set by ShareBoxes.
   std::optional<Roster> roster_;
   SessionId sid_{};
@@ -87,6 +99,8 @@ class SecureParty {
   std::map<uint32_t, PeerShares> from_peers_;
   bool masked_ = false;
   std::optional<UnmaskRequest> answered_;
+  bool wiped_ = false;
+  std::function<void(std::vector<uint8_t>)> destroy_probe_;
 };
 
 }  // namespace shefl

@@ -10,8 +10,7 @@ namespace shefl {
 
 absl::Status AddClientInput(absl::Span<const float> delta, double weight,
                             uint32_t client, const SecureEncoding& encoding,
-                            std::vector<float>* residual,
-                            std::vector<uint32_t>* q) {
+                            std::vector<float>* residual, SecretWords* q) {
   const size_t d = delta.size(), k = encoding.support.size();
   if (!(weight > 0 && weight <= 1))
     return absl::InvalidArgumentError(absl::StrCat(
@@ -31,7 +30,7 @@ absl::Status AddClientInput(absl::Span<const float> delta, double weight,
   std::vector<float> x(delta.begin(), delta.end());
   if (!residual->empty())
     for (size_t i = 0; i < d; ++i) x[i] += (*residual)[i];
-  std::vector<float> weighted(k);
+  SecretVector<float> weighted(k);
   for (size_t j = 0; j < k; ++j) {
     const double v = x[encoding.support[j]];
     weighted[j] = static_cast<float>(
@@ -50,8 +49,10 @@ absl::Status AddClientInput(absl::Span<const float> delta, double weight,
     x[encoding.support[j]] = static_cast<float>(x[encoding.support[j]] - sent);
   }
   *residual = std::move(x);
-  if (q->empty()) q->assign(k, 0);
+  if (q->empty()) *q = SecretWords(k);
   for (size_t j = 0; j < k; ++j) (*q)[j] += enc->q[j];
+  // The client's words are as secret as q (no return comes between).
+  WipeBytes(enc->q.data(), enc->q.size() * sizeof(uint32_t));
   return absl::OkStatus();
 }
 

@@ -22,6 +22,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
+#include "common/secure/secret.h"
 
 namespace shefl {
 
@@ -36,15 +37,16 @@ struct SecureEncoding {
 };
 
 // Adds client `client`'s contribution to the party's input `q` (K words,
-// zero-sized before the first): round(weight * clip(x) * 2^f) on C_t,
+// empty before the first; a secret until masked, so it is a SecretWords,
+// as are the client's words on their way into it):
+// round(weight * clip(x) * 2^f) on C_t,
 // x = delta + residual. `residual` (d floats, the client's error-feedback
 // memory; empty means zeros) becomes x minus what was sent, so nothing
 // leaves the client's books. `weight` is the public weight the
 // coordinator gave the client's task, in (0, 1].
 absl::Status AddClientInput(absl::Span<const float> delta, double weight,
                             uint32_t client, const SecureEncoding& encoding,
-                            std::vector<float>* residual,
-                            std::vector<uint32_t>* q);
+                            std::vector<float>* residual, SecretWords* q);
 
 // The model's update on C_t from the unmasked sum of the survivors' inputs
 // and their weight mass (values in support order).

@@ -1,13 +1,12 @@
 #include "common/secure/shamir.h"
 
-#include <openssl/crypto.h>
-
 #include <algorithm>
 #include <set>
 
 #include "absl/strings/str_cat.h"
 #include "common/secure/gf61.h"
 #include "common/secure/openssl_util.h"
+#include "common/secure/secret.h"
 
 namespace shefl {
 
@@ -15,13 +14,14 @@ namespace {
 
 // `count` elements uniform in [0, p): the low 61 bits of 8 random bytes,
 // drawn again in the rare case (2^-61) they equal p. One call to the
-// generator for all of them.
-absl::StatusOr<std::vector<uint64_t>> RandomElements(size_t count) {
-  Bytes raw(8 * count);
+// generator for all of them. They are polynomial coefficients: with one
+// share they give the secret, so they are secrets too.
+absl::StatusOr<SecretVector<uint64_t>> RandomElements(size_t count) {
+  SecretBytes raw(8 * count);
   if (absl::Status s = secure_internal::PrivateRandom(raw.data(), raw.size());
       !s.ok())
     return s;
-  std::vector<uint64_t> out(count);
+  SecretVector<uint64_t> out(count);
   for (size_t i = 0; i < count; ++i) {
     out[i] = ReadBe64(raw.data() + 8 * i) & kGf61Prime;
     while (out[i] == kGf61Prime) {
@@ -30,9 +30,9 @@ absl::StatusOr<std::vector<uint64_t>> RandomElements(size_t count) {
           !s.ok())
         return s;
       out[i] = ReadBe64(again) & kGf61Prime;
+      WipeBytes(again, sizeof again);
     }
   }
-  OPENSSL_cleanse(raw.data(), raw.size());
   return out;
 }
 
@@ -101,20 +101,18 @@ absl::Status CheckShares(absl::Span<const ShamirShare> shares, uint32_t t,
 // The secret whose chunks are sum_i w0[i] y_i[c] (w0: the weights at 0
 // of the shares' points); DataLoss when a chunk comes back too large, as
 // shares of different sharings would give.
-absl::StatusOr<Bytes> SecretFromWeights(const std::vector<uint64_t>& w0,
-                                        absl::Span<const ShamirShare> base,
-                                        size_t secret_bytes) {
-  Bytes secret(secret_bytes);
+absl::StatusOr<SecretBytes> SecretFromWeights(
+    const std::vector<uint64_t>& w0, absl::Span<const ShamirShare> base,
+    size_t secret_bytes) {
+  SecretBytes secret(secret_bytes);
   for (size_t c = 0; c < ShamirChunks(secret_bytes); ++c) {
     uint64_t v = Combine(w0, base, c);
     const size_t begin = c * kShamirChunkBytes;
     const size_t len = std::min(kShamirChunkBytes, secret_bytes - begin);
-    if (v >> (8 * len) != 0) {
-      OPENSSL_cleanse(secret.data(), secret.size());
+    if (v >> (8 * len) != 0)
       return absl::DataLossError(
           "Shamir: the shares do not come from one sharing of a secret of "
           "this size (a chunk came back too large)");
-    }
     for (size_t i = 0; i < len; ++i, v >>= 8)
       secret[begin + i] = static_cast<uint8_t>(v);
   }
@@ -130,7 +128,8 @@ absl::StatusOr<std::vector<ShamirShare>> ShamirSplit(ByteView secret,
     return absl::InvalidArgumentError(
         absl::StrCat("Shamir: need 1 <= t <= n, got t = ", t, ", n = ", n));
   const size_t chunks = ShamirChunks(secret.size());
-  absl::StatusOr<std::vector<uint64_t>> coef = RandomElements(chunks * (t - 1));
+  absl::StatusOr<SecretVector<uint64_t>> coef =
+      RandomElements(chunks * (t - 1));
   if (!coef.ok()) return coef.status();
   std::vector<ShamirShare> shares(n);
   for (uint32_t i = 0; i < n; ++i) {
@@ -148,13 +147,11 @@ absl::StatusOr<std::vector<ShamirShare>> ShamirSplit(ByteView secret,
       share.y[c] = Gf61Add(Gf61Mul(v, share.x), s);
     }
   }
-  // The coefficients determine the secret from any one share; wipe them.
-  OPENSSL_cleanse(coef->data(), coef->size() * sizeof(uint64_t));
-  return shares;
+  return shares;  // the coefficients wipe themselves
 }
 
-absl::StatusOr<Bytes> ShamirReconstruct(absl::Span<const ShamirShare> shares,
-                                        uint32_t t, size_t secret_bytes) {
+absl::StatusOr<SecretBytes> ShamirReconstruct(
+    absl::Span<const ShamirShare> shares, uint32_t t, size_t secret_bytes) {
   if (absl::Status s = CheckShares(shares, t, secret_bytes); !s.ok()) return s;
   const absl::Span<const ShamirShare> base = shares.subspan(0, t);
   std::vector<uint64_t> xs;
@@ -185,7 +182,7 @@ absl::StatusOr<ShamirRebuilder> ShamirRebuilder::ForPoints(
   return r;
 }
 
-absl::StatusOr<Bytes> ShamirRebuilder::Reconstruct(
+absl::StatusOr<SecretBytes> ShamirRebuilder::Reconstruct(
     absl::Span<const ShamirShare> shares, size_t secret_bytes) const {
   const uint32_t t = static_cast<uint32_t>(xs_.size());
   if (shares.size() != t)

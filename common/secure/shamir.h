@@ -16,6 +16,7 @@
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
 #include "common/secure/bytes.h"
+#include "common/secure/secret.h"
 #include "common/secure/shamir_share.h"
 
 namespace shefl {
@@ -34,8 +35,8 @@ absl::StatusOr<std::vector<ShamirShare>> ShamirSplit(ByteView secret,
 // lie on the same polynomials, and each chunk must come back below 2^56
 // (below 2^(8 * its length)); shares that do not belong to one sharing fail
 // these checks with DataLoss rather than yield a wrong secret.
-absl::StatusOr<Bytes> ShamirReconstruct(absl::Span<const ShamirShare> shares,
-                                        uint32_t t, size_t secret_bytes);
+absl::StatusOr<SecretBytes> ShamirReconstruct(
+    absl::Span<const ShamirShare> shares, uint32_t t, size_t secret_bytes);
 
 // The value at z of the polynomial of degree < xs.size() through the
 // points (xs[i], ys[i]) (Lagrange). xs distinct and all values below p,
@@ -55,8 +56,8 @@ class ShamirRebuilder {
   static absl::StatusOr<ShamirRebuilder> ForPoints(const std::vector<uint32_t>& xs);
   // The `secret_bytes`-byte secret from exactly t shares at those points,
   // in that order; the other refusals as ShamirReconstruct's.
-  absl::StatusOr<Bytes> Reconstruct(absl::Span<const ShamirShare> shares,
-                                    size_t secret_bytes) const;
+  absl::StatusOr<SecretBytes> Reconstruct(
+      absl::Span<const ShamirShare> shares, size_t secret_bytes) const;
 
  private:
   std::vector<uint32_t> xs_;

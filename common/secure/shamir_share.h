@@ -17,15 +17,30 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/types/span.h"
 #include "common/secure/bytes.h"
 
 namespace shefl {
 
 inline constexpr size_t kShamirChunkBytes = 7;
 
+// A share is a message as well as a secret (t of them give the secret
+// back): it is sent, compared and copied, so it stays copyable, and every
+// copy wipes its elements when it dies or is assigned over
+// (common/secure/secret.h says what wiping does and does not do). y is
+// sized once; growing it would free an unwiped buffer.
 struct ShamirShare {
   uint32_t x = 0;           // the evaluation point, 1..n
   std::vector<uint64_t> y;  // f_c(x) for each chunk c, each below p
+
+  ShamirShare() = default;
+  ShamirShare(const ShamirShare&) = default;
+  ShamirShare(ShamirShare&&) noexcept = default;  // leaves the source empty
+  ShamirShare& operator=(const ShamirShare& other);
+  ShamirShare& operator=(ShamirShare&& other) noexcept;
+  ~ShamirShare() { Wipe(); }
+  // Zeros the elements now (the size stays).
+  void Wipe();
 };
 
 // ceil(secret_bytes / 7), the number of field elements of a share.
@@ -39,6 +54,10 @@ constexpr size_t ShamirShareBytes(size_t secret_bytes) {
 }
 
 Bytes SerializeShamirShare(const ShamirShare& share);
+// The same bytes into `out`, which holds exactly ShamirShareBytes of the
+// share's secret (InvalidArgument otherwise): how a share is packed into a
+// secret's buffer without a plain copy on the way.
+absl::Status WriteShamirShare(const ShamirShare& share, absl::Span<uint8_t> out);
 
 // The share in `bytes`, a share of a `secret_bytes`-byte secret. Refuses
 // (InvalidArgument) a wrong size, x = 0 and an element not below p.

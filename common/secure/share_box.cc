@@ -1,6 +1,5 @@
 #include "common/secure/share_box.h"
 
-#include <openssl/crypto.h>
 #include <openssl/rand.h>
 
 #include <utility>
@@ -30,9 +29,14 @@ Bytes Aad(const SessionId& sid, uint32_t from, uint32_t to) {
 
 }  // namespace
 
-Bytes PackPeerShares(const PeerShares& shares) {
-  Bytes out = SerializeShamirShare(shares.self_seed);
-  AppendBytes(&out, SerializeShamirShare(shares.mask_private));
+SecretBytes PackPeerShares(const PeerShares& shares) {
+  const size_t seed_size = 4 + 8 * shares.self_seed.y.size();
+  SecretBytes out(seed_size + 4 + 8 * shares.mask_private.y.size());
+  // The sizes are the shares' own, so neither write can fail.
+  WriteShamirShare(shares.self_seed, out.span().subspan(0, seed_size))
+      .IgnoreError();
+  WriteShamirShare(shares.mask_private, out.span().subspan(seed_size))
+      .IgnoreError();
   return out;
 }
 
@@ -52,19 +56,19 @@ absl::StatusOr<PeerShares> UnpackPeerShares(ByteView plaintext) {
   return PeerShares{*std::move(seed), *std::move(key)};
 }
 
-absl::StatusOr<Key32> ShareBoxKey(ByteView own_private, ByteView peer_public,
-                                  const SessionId& sid) {
-  absl::StatusOr<Key32> shared = X25519SharedSecret(own_private, peer_public);
+absl::StatusOr<SecretKey32> ShareBoxKey(ByteView own_private,
+                                        ByteView peer_public,
+                                        const SessionId& sid) {
+  absl::StatusOr<SecretKey32> shared =
+      X25519SharedSecret(own_private, peer_public);
   if (!shared.ok()) return shared.status();
-  absl::StatusOr<Key32> key = HkdfSha256Key(*shared, sid, AsBytes(kEncInfo));
-  OPENSSL_cleanse(shared->data(), shared->size());
-  return key;
+  return HkdfSha256Key(*shared, sid, AsBytes(kEncInfo));
 }
 
 absl::StatusOr<Bytes> SealShareBox(ByteView plaintext, const SessionId& sid,
                                    uint32_t from, uint32_t to,
                                    ByteView from_private, ByteView to_public) {
-  absl::StatusOr<Key32> key = ShareBoxKey(from_private, to_public, sid);
+  absl::StatusOr<SecretKey32> key = ShareBoxKey(from_private, to_public, sid);
   if (!key.ok()) return key.status();
   // The key serves both directions and every box of the pair, so nonces
   // are random (96 bits: no collision among a session's few boxes). They
@@ -74,24 +78,21 @@ absl::StatusOr<Bytes> SealShareBox(ByteView plaintext, const SessionId& sid,
     return secure_internal::OpenSslError("share box nonce");
   absl::StatusOr<Bytes> sealed =
       AesGcmSeal(*key, box, plaintext, Aad(sid, from, to));
-  OPENSSL_cleanse(key->data(), key->size());
   if (!sealed.ok()) return sealed.status();
   AppendBytes(&box, *sealed);
   return box;
 }
 
-absl::StatusOr<Bytes> OpenShareBox(ByteView box, const SessionId& sid,
-                                   uint32_t from, uint32_t to,
-                                   ByteView to_private, ByteView from_public) {
+absl::StatusOr<SecretBytes> OpenShareBox(ByteView box, const SessionId& sid,
+                                         uint32_t from, uint32_t to,
+                                         ByteView to_private,
+                                         ByteView from_public) {
   if (box.size() < kGcmNonceBytes + kGcmTagBytes)
     return absl::DataLossError("share box: shorter than nonce and tag");
-  absl::StatusOr<Key32> key = ShareBoxKey(to_private, from_public, sid);
+  absl::StatusOr<SecretKey32> key = ShareBoxKey(to_private, from_public, sid);
   if (!key.ok()) return key.status();
-  absl::StatusOr<Bytes> plain =
-      AesGcmOpen(*key, box.subspan(0, kGcmNonceBytes),
-                 box.subspan(kGcmNonceBytes), Aad(sid, from, to));
-  OPENSSL_cleanse(key->data(), key->size());
-  return plain;
+  return AesGcmOpen(*key, box.subspan(0, kGcmNonceBytes),
+                    box.subspan(kGcmNonceBytes), Aad(sid, from, to));
 }
 
 }  // namespace shefl

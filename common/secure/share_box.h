@@ -20,6 +20,7 @@
 
 #include "absl/status/statusor.h"
 #include "common/secure/bytes.h"
+#include "common/secure/secret.h"
 #include "common/secure/session_id.h"
 #include "common/secure/shamir_share.h"
 
@@ -34,15 +35,16 @@ struct PeerShares {
 inline constexpr size_t kPeerSharesBytes = 28 + 44;
 inline constexpr size_t kShareBoxBytes = 12 + kPeerSharesBytes + 16;
 
-// The 72-byte plaintext of a box.
-Bytes PackPeerShares(const PeerShares& shares);
+// The 72-byte plaintext of a box (a secret: shares).
+SecretBytes PackPeerShares(const PeerShares& shares);
 // Its inverse; refuses a wrong size, a bad share, or two different x.
 absl::StatusOr<PeerShares> UnpackPeerShares(ByteView plaintext);
 
 // The box key of a pair, from one side's encryption private key and the
 // other's public key (either side computes the same key).
-absl::StatusOr<Key32> ShareBoxKey(ByteView own_private, ByteView peer_public,
-                                  const SessionId& sid);
+absl::StatusOr<SecretKey32> ShareBoxKey(ByteView own_private,
+                                        ByteView peer_public,
+                                        const SessionId& sid);
 
 // Seals `plaintext` from party `from` to party `to`, with a fresh random
 // nonce; `from_private` is the sender's encryption private key.
@@ -53,9 +55,10 @@ absl::StatusOr<Bytes> SealShareBox(ByteView plaintext, const SessionId& sid,
 // Opens a box that claims to come from `from` to `to` in session `sid`;
 // `to_private` is the receiver's encryption private key. DataLoss when the
 // box was changed, or was sealed for another session, direction or pair.
-absl::StatusOr<Bytes> OpenShareBox(ByteView box, const SessionId& sid,
-                                   uint32_t from, uint32_t to,
-                                   ByteView to_private, ByteView from_public);
+absl::StatusOr<SecretBytes> OpenShareBox(ByteView box, const SessionId& sid,
+                                         uint32_t from, uint32_t to,
+                                         ByteView to_private,
+                                         ByteView from_public);
 
 }  // namespace shefl
 

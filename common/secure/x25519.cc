@@ -36,20 +36,18 @@ absl::StatusOr<PkeyPtr> PublicKey(ByteView raw) {
 }  // namespace
 
 absl::StatusOr<X25519KeyPair> GenerateX25519KeyPair() {
-  Key32 raw;
+  SecretKey32 raw;
   if (absl::Status s = secure_internal::PrivateRandom(raw.data(), raw.size());
       !s.ok())
     return s;
-  absl::StatusOr<X25519KeyPair> pair = X25519KeyPairFromPrivate(raw);
-  OPENSSL_cleanse(raw.data(), raw.size());
-  return pair;
+  return X25519KeyPairFromPrivate(raw);
 }
 
 absl::StatusOr<X25519KeyPair> X25519KeyPairFromPrivate(ByteView private_key) {
   absl::StatusOr<PkeyPtr> key = PrivateKey(private_key);
   if (!key.ok()) return key.status();
   X25519KeyPair pair;
-  std::copy(private_key.begin(), private_key.end(), pair.private_key.begin());
+  std::copy(private_key.begin(), private_key.end(), pair.private_key.data());
   size_t len = pair.public_key.size();
   if (EVP_PKEY_get_raw_public_key(key->get(), pair.public_key.data(), &len) !=
           1 ||
@@ -58,13 +56,13 @@ absl::StatusOr<X25519KeyPair> X25519KeyPairFromPrivate(ByteView private_key) {
   return pair;
 }
 
-absl::StatusOr<Key32> X25519SharedSecret(ByteView private_key,
-                                         ByteView peer_public) {
+absl::StatusOr<SecretKey32> X25519SharedSecret(ByteView private_key,
+                                               ByteView peer_public) {
   absl::StatusOr<PkeyPtr> own = PrivateKey(private_key);
   if (!own.ok()) return own.status();
   absl::StatusOr<PkeyPtr> peer = PublicKey(peer_public);
   if (!peer.ok()) return peer.status();
-  Key32 secret{};
+  SecretKey32 secret;
   PkeyCtxPtr ctx(EVP_PKEY_CTX_new(own->get(), nullptr));
   size_t len = secret.size();
   if (!ctx || EVP_PKEY_derive_init(ctx.get()) != 1 ||

@@ -10,12 +10,14 @@
 
 #include "absl/status/statusor.h"
 #include "common/secure/bytes.h"
+#include "common/secure/secret.h"
 
 namespace shefl {
 
+// Move-only: the private key is a Secret, wiped when the pair goes.
 struct X25519KeyPair {
-  Key32 private_key;
-  Key32 public_key;
+  SecretKey32 private_key;
+  Key32 public_key{};
 };
 
 // A new pair: 32 bytes from OpenSSL's private generator as the private key.
@@ -29,8 +31,8 @@ absl::StatusOr<X25519KeyPair> X25519KeyPairFromPrivate(ByteView private_key);
 // An all-zero result means the peer's key has small order, so the secret
 // would be known to anyone; that is refused (InvalidArgument), as RFC 7748
 // section 6.1 allows, rather than keying masks with it.
-absl::StatusOr<Key32> X25519SharedSecret(ByteView private_key,
-                                         ByteView peer_public);
+absl::StatusOr<SecretKey32> X25519SharedSecret(ByteView private_key,
+                                               ByteView peer_public);
 
 }  // namespace shefl
 
