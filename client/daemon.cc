@@ -18,6 +18,7 @@
 #include "common/core/flags.h"
 #include "common/core/log.h"
 #include "common/core/resources.h"
+#include "common/core/status_macros.h"
 #include "common/fed/config_load.h"
 #include "common/fed/methods/registry.h"
 #include "common/learn/device.h"
@@ -107,7 +108,7 @@ absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Create(DaemonOptions o) {
   };
   listener.on_round_done = [books](int64_t round) { books->WriteRoundLine(round); };
   d->queue_ = std::make_unique<TaskQueue>(std::move(listener));
-  if (auto st = d->StartMetrics(); !st.ok()) return st;
+  SHEFL_RETURN_IF_ERROR(d->StartMetrics());
   return d;
 }
 
@@ -178,9 +179,8 @@ absl::Status Daemon::Prepare(const std::string& config_yaml) {
   auto device = ResolveDevice(o_.device);
   if (!device.ok()) return device.status();
   o_.device = device->str();
-  if (auto st = CheckPrecision("train.precision", config->train.precision, *device);
-      !st.ok())
-    return st;
+  SHEFL_RETURN_IF_ERROR(
+      CheckPrecision("train.precision", config->train.precision, *device));
   const auto start = std::chrono::steady_clock::now();
   auto local = LocalTrainer::Create(*config, o_.clients, *device,
                                     o_.state_dir + "/residuals",

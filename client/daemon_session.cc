@@ -13,6 +13,7 @@
 #include "absl/strings/str_cat.h"
 #include "client/daemon.h"
 #include "common/core/log.h"
+#include "common/core/status_macros.h"
 #include "common/net/grpc_status.h"
 #include "common/net/label_counts.h"
 #include "common/net/wire.h"
@@ -80,11 +81,11 @@ absl::StatusOr<CoordinatorLink> Daemon::Register(v1::Coordinator::Stub& stub) {
   if (exposer_) exposer_->SetRunId(reply.run_id());
   if (trainer_) trainer_->NewSession();
   if (secure_) secure_->NewSession();
-  if (auto adopted = AdoptClients(reply); !adopted.ok()) return adopted;
+  SHEFL_RETURN_IF_ERROR(AdoptClients(reply));
   LogLine(o_.name, absl::StrCat("registered with ", o_.coordinator,
                                 " for run '", reply.run_name(), "'"));
   if (!trainer_)
-    if (auto prep = Prepare(reply.config_yaml()); !prep.ok()) return prep;
+    SHEFL_RETURN_IF_ERROR(Prepare(reply.config_yaml()));
   return link;
 }
 

@@ -2,6 +2,8 @@
 
 #include <ATen/ATen.h>
 
+#include "common/core/status_macros.h"
+
 namespace shefl {
 
 DeltaCompressor::DeltaCompressor(ValueType value_type, bool error_feedback,
@@ -36,9 +38,8 @@ absl::StatusOr<std::string> DeltaCompressor::Compress(
   }
   auto residual = ResidualAfter(corrected, *sparse, device_);
   if (!residual.ok()) return residual.status();
-  if (auto st = residuals_->Stage(client, model, round, std::move(*residual));
-      !st.ok())
-    return st;
+  SHEFL_RETURN_IF_ERROR(
+      residuals_->Stage(client, model, round, std::move(*residual)));
   return encoded;
 }
 

@@ -7,6 +7,7 @@
 #include <set>
 
 #include "absl/strings/str_cat.h"
+#include "common/core/status_macros.h"
 #include "common/data/data.h"
 #include "common/fed/client_metrics.h"
 #include "common/fed/fens_split.h"
@@ -36,7 +37,7 @@ absl::StatusOr<std::unique_ptr<LocalTrainer>> LocalTrainer::Create(
   if (auto* book = t->compressor_->residuals()) {
     // Only this daemon's clients: the folder may be shared (residual_book.h).
     const std::set<int64_t> mine(clients.begin(), clients.end());
-    if (auto st = book->Load(&t->residuals_loaded_, mine); !st.ok()) return st;
+    SHEFL_RETURN_IF_ERROR(book->Load(&t->residuals_loaded_, mine));
   }
   auto train = LoadDataset(config.data, /*train=*/true, config.seed);
   if (!train.ok()) return train.status();
@@ -141,11 +142,11 @@ absl::StatusOr<TrainedUpdate> LocalTrainer::Train(
     int slot, int64_t client, int64_t model, const std::vector<float>& global,
     int64_t k, const TaskSettings& s) {
   const auto start = std::chrono::steady_clock::now();
-  if (auto st = CheckTask(client, model); !st.ok()) return st;
+  SHEFL_RETURN_IF_ERROR(CheckTask(client, model));
   if (slot < 0 || slot >= static_cast<int>(nets_.size()))
     return absl::InvalidArgumentError(absl::StrCat("no training slot ", slot));
   Net& net = *nets_[slot];
-  if (auto st = Unflatten(global, net); !st.ok()) return st;
+  SHEFL_RETURN_IF_ERROR(Unflatten(global, net));
   try {
     const at::Tensor global_flat = Flatten(net).clone();
     LocalTrainParams p = ParamsFor(client, model, s);

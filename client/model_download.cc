@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
+#include "common/core/status_macros.h"
 #include "common/net/accounting.h"
 #include "common/net/grpc_status.h"
 
@@ -65,7 +66,7 @@ absl::StatusOr<ModelDownloader::Weights> ModelDownloader::Fetch(
   }
   // Booked only when the coordinator served it: a refused request is not
   // in its books either (it counts refusals apart).
-  if (auto st = FromGrpc(reader->Finish()); !st.ok()) return st;
+  SHEFL_RETURN_IF_ERROR(FromGrpc(reader->Finish()));
   DownloadBytes b;
   b.physical_up = WireSize(req);
   b.physical_down = down;

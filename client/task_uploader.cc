@@ -4,6 +4,7 @@
 
 #include <chrono>
 
+#include "common/core/status_macros.h"
 #include "common/net/accounting.h"
 #include "common/net/grpc_status.h"
 #include "common/net/wire.h"
@@ -37,7 +38,7 @@ absl::Status TaskUploader::Upload(const CoordinatorLink& link,
     up += WireSize(chunk);
   }
   writer->WritesDone();
-  if (auto st = FromGrpc(writer->Finish()); !st.ok()) return st;
+  SHEFL_RETURN_IF_ERROR(FromGrpc(writer->Finish()));
   books_->Book(round, client, model, Direction::kUp, Traffic::kPayload, up);
   books_->Book(round, client, model, Direction::kDown, Traffic::kControl,
                WireSize(reply));

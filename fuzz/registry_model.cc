@@ -24,7 +24,7 @@ RegistryModel::Snapshot RegistryModel::Observe() const {
   for (int64_t c = -1; c <= n_; ++c) {
     auto owner = registry_->OwnerOf(c);
     s.owners.push_back(owner ? owner->session_id : "");
-    s.shard_sizes.push_back(registry_->ShardSize(c));
+    s.shard_sizes.push_back(reports_.ShardSize(c));
   }
   for (const auto& h : handles_) s.closed.push_back(h->feed.closed());
   s.connected = registry_->ConnectedClients();
@@ -112,12 +112,12 @@ void RegistryModel::ReportShardSize(size_t handle, int64_t client,
   auto first = shard_size_.find(client);
   if (!s.Hosts(client))
     code = absl::StatusCode::kPermissionDenied;
-  else if (num_samples < 1 || num_samples > ClientRegistry::kMaxShardSize)
+  else if (num_samples < 1 || num_samples > ClientReports::kMaxShardSize)
     code = absl::StatusCode::kInvalidArgument;
   else if (first != shard_size_.end() && first->second != num_samples)
     code = absl::StatusCode::kFailedPrecondition;
   const Snapshot before = Observe();
-  const absl::Status st = registry_->ReportShardSize(s, client, num_samples);
+  const absl::Status st = reports_.ReportShardSize(s, client, num_samples);
   FUZZ_CHECK(st.code() == code);
   if (st.ok()) {
     shard_size_.emplace(client, num_samples);
@@ -161,7 +161,7 @@ void RegistryModel::CheckInvariants() const {
       FUZZ_CHECK(std::find(live.begin(), live.end(), owner) != live.end());
     }
     auto size = shard_size_.find(c);
-    FUZZ_CHECK(registry_->ShardSize(c) ==
+    FUZZ_CHECK(reports_.ShardSize(c) ==
                (size == shard_size_.end() ? 1.0 : double(size->second)));
   }
   FUZZ_CHECK(owned == hosted);

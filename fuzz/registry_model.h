@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "server/state/client_registry.h"
+#include "server/state/client_reports.h"
 
 namespace shefl {
 
@@ -51,6 +52,7 @@ class RegistryModel {
                        const Snapshot& before) const;
 
   ClientRegistry* const registry_;
+  ClientReports reports_;  // what the registered clients report
   const int64_t n_;
   std::vector<std::shared_ptr<DaemonSession>> handles_;
   std::map<int64_t, std::string> client_identity_;  // first registrant

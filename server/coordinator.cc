@@ -1,27 +1,25 @@
 // The round state machine. One round, as docs/DESIGN.md tells it:
 //   1. sample the cohort, assign models by the permutation, compute k;
 //   2. push a task to each sampled client;
-//   3-4. the gRPC handlers serve downloads and take uploads meanwhile;
+//   3-4. the gRPC handlers serve downloads and take uploads meanwhile, and
+//      the update source (server/source/) hands the updates in;
 //   5. when every update is in or the deadline passes: close the round,
-//      aggregate, evaluate, checkpoint, record, and start the next.
+//      aggregate, publish, and record (evaluate, the line, the checkpoint:
+//      coordinator_record.cc) beside the next round.
 #include "server/coordinator.h"
 
-#include <algorithm>
 #include <chrono>
-#include <cmath>
 #include <future>
 #include <thread>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
-#include "common/core/failpoint.h"
 #include "common/core/log.h"
 #include "common/core/resources.h"
+#include "common/core/status_macros.h"
 #include "common/fed/lr_schedule.h"
-#include "server/round/eval_report.h"
-#include "server/run/ownership_file.h"
-#include "server/waiting_line.h"
+#include "server/run/waiting_line.h"
 
 namespace shefl {
 
@@ -65,7 +63,7 @@ absl::Status Coordinator::Run() {
     }
   }
   // The last round's evaluation, line and checkpoint.
-  if (auto st = WaitForRecord(); !st.ok()) return st;
+  SHEFL_RETURN_IF_ERROR(WaitForRecord());
   const double wall = prior_wall_seconds_ + Since(start);
   // Daemons first: their shutdown messages are booked too, so summary.json
   // holds every byte the run moved (and equals shefl_bytes_total).
@@ -88,221 +86,117 @@ void Coordinator::LingerForScrapes() {
 }
 
 absl::Status Coordinator::RunRound(int64_t t) {
-  const int64_t round = t + 1;
-  const ExperimentConfig& cfg = state_->config;
-  const auto start = Clock::now();
+  // 1. Sample the cohort, assign the models, compute the budgets.
+  RoundRun r = PlanRound(t);
+  // 2. Open the round: its books, its tasks pushed, its source opened.
+  OpenRound(r);
+  // 3-4. The handlers serve downloads; the source hands in the updates.
+  const auto wait_start = Clock::now();
+  r.complete = source_->Gather(*r.books);
+  r.waited = Since(wait_start);
+  // 5. Close: aggregate in client order, publish, and record beside the
+  // next round's training.
+  const auto close_start = Clock::now();
+  auto closed = CloseRound(r);
+  if (!closed.ok()) return closed.status();
+  if (!*closed) return WaitForRecord();  // abandoned on a stop
+  return StartRecord(r, close_start);
+}
 
-  // 1. Cohort, assignment and budgets.
+Coordinator::RoundRun Coordinator::PlanRound(int64_t t) {
+  const ExperimentConfig& cfg = state_->config;
+  RoundRun r;
+  r.round = t + 1;
+  r.start = Clock::now();
   // Only clients whose daemon is connected now: a lost daemon's clients
   // would only cost the round its deadline.
   // Stallers sitting out (server/state/staller_book.h) are left out too.
   // With every client connected and none sitting out there is no filter:
   // the draw is the same, and costs O(C) instead of O(N).
+  const int64_t round = r.round;
   Availability connected = [this, round](int64_t id) {
     return state_->registry.IsConnected(id) && !stallers_->Benched(id, round);
   };
   if (state_->registry.AllConnected() && stallers_->BenchedCount(round) == 0)
     connected = nullptr;
-  const ClientRegistry::Missing missing = state_->registry.MissingNow();
-  const RoundPlan plan = kind_->Plan(t, connected);
+  r.missing = state_->registry.MissingNow();
+  r.plan = kind_->Plan(t, connected);
   std::vector<uint64_t> versions;
   for (int64_t m = 0; m < cfg.model.num_models; ++m)
     versions.push_back(state_->store->Version(m));
-  const auto deadline =
-      start + std::chrono::milliseconds(
-                  static_cast<int64_t>(cfg.round_deadline_s * 1000));
-  // A secure session's sum is one update, weighted already.
-  AggregationConfig agg = cfg.aggregation;
-  if (secure_) agg.rule = "uniform", agg.weight_by_samples = false;
-  auto round_state = std::make_shared<RoundState>(
-      round, plan, versions, state_->store->dim(), agg, cfg.model.num_models,
-      deadline);
+  r.deadline = r.start + std::chrono::milliseconds(static_cast<int64_t>(
+                             cfg.round_deadline_s * 1000));
+  r.books = std::make_shared<RoundState>(
+      round, r.plan, versions, state_->store->dim(),
+      source_->Aggregation(cfg.aggregation), cfg.model.num_models, r.deadline);
+  return r;
+}
 
-  // 2. Open the round and push the tasks.
-  auto tasks = MakeTasks(plan, round);
-  state_->Open(round_state, tasks);
+void Coordinator::OpenRound(RoundRun& r) {
+  auto tasks = MakeTasks(r.plan, r.round);
+  state_->Open(r.books, tasks);
   PushTasks(tasks);
-  if (secure_) OpenSecure(plan, round, deadline);
-  LogRoundOpen(plan, round);
+  source_->Open(r.plan, r.round, r.deadline);
+  LogRoundOpen(r.plan, r.round);
   int64_t expected_uploads = 0;
-  for (const ClientTask& ct : plan.tasks)
+  for (const ClientTask& ct : r.plan.tasks)
     expected_uploads += static_cast<int64_t>(ct.models.size());
   state_->metrics.OpenRound(expected_uploads);
-  const double own = Since(start);
+  r.own = Since(r.start);
+}
 
-  // 3-4. Wait for the uploads (the handlers validate and buffer them).
-  const auto wait_start = Clock::now();
-  bool complete =
-      secure_ ? WaitForSecure(*round_state) : WaitForUploads(*round_state);
-  const double waited = Since(wait_start);
-  const auto close_start = Clock::now();
-  const nlohmann::json secure_line =
-      secure_ ? CloseSecure(*round_state) : nlohmann::json();
-  if (secure_) complete = complete && round_state->Complete();
-  const std::vector<ModelSnapshot> before =
-      secure_ ? state_->store->Snapshot().first : std::vector<ModelSnapshot>();
-
-  // 5. Close: from here on an update is late. Aggregate in client order.
-  std::vector<ModelAggregator>& aggregators = round_state->Close();
-  if (!complete && state_->stop) {
-    LogLine("coordinator", absl::StrCat("round ", round, " abandoned: stopping"));
-    state_->Finish(round - 1);
-    return WaitForRecord();
+// From here on an update is late. False when the round is abandoned on a
+// stop (nothing published; the run resumes from the round before).
+absl::StatusOr<bool> Coordinator::CloseRound(RoundRun& r) {
+  std::vector<ModelAggregator>& aggregators = r.books->Close();
+  if (!r.complete && state_->stop) {
+    LogLine("coordinator", absl::StrCat("round ", r.round, " abandoned: stopping"));
+    state_->Finish(r.round - 1);
+    return false;
   }
-  if (!complete)
+  if (!r.complete)
     LogLine("coordinator",
-            absl::StrCat("round ", round, " deadline: ",
-                         round_state->accepted(), "/", round_state->expected(),
-                         " updates in"));
-  const nlohmann::json stallers = RecordStallers(*round_state, round, !complete);
+            absl::StrCat("round ", r.round, " deadline: ", r.books->accepted(),
+                         "/", r.books->expected(), " updates in"));
+  r.stallers = RecordStallers(*r.books, r.round, !r.complete);
+  source_->BeforePublish(aggregators);
   auto closed = kind_->Close(aggregators);
   if (!closed.ok()) return closed.status();
-  if (secure_) AccumulateSecure(before);
+  source_->Published();
+  r.closed = std::move(*closed);
+  return true;
+}
 
-  // The rest (evaluation, the line, the checkpoint) runs beside the next
-  // round's training, from snapshots of what this round published. It
-  // lags by at most one round: before this round's record starts, the
-  // previous one is done, so a resumed run goes back at most one round
-  // past a round it has handed out (client/residual_book.h keeps what
-  // that needs). The previous record's wait (evaluation outlasting a
-  // round) is part of this round's wall time, not of the coordinator's.
+// The rest (evaluation, the line, the checkpoint) runs beside the next
+// round's training, from snapshots of what this round published. It lags
+// by at most one round: before this round's record starts, the previous
+// one is done, so a resumed run goes back at most one round past a round
+// it has handed out (client/residual_book.h keeps what that needs). The
+// previous record's wait (evaluation outlasting a round) is part of this
+// round's wall time, not of the coordinator's.
+absl::Status Coordinator::StartRecord(RoundRun& r,
+                                      Clock::time_point close_start) {
   const auto record_wait_start = Clock::now();
-  if (auto st = WaitForRecord(); !st.ok()) return st;
+  SHEFL_RETURN_IF_ERROR(WaitForRecord());
   const double record_wait = Since(record_wait_start);
   PendingRecord rec;
-  rec.round = round;
-  rec.closed = std::move(*closed);
-  rec.evaluate = round % cfg.eval.every == 0 || round == cfg.rounds;
-  rec.wall = Since(start);
-  rec.own = own + Since(close_start) - record_wait;
-  rec.line = PendingLine(*round_state, plan, rec, waited, record_wait,
-                         stallers, missing);
-  if (secure_) {
-    rec.line["secure"] = secure_line;
-    rec.line["secure_bytes"] = state_->secure_bytes.Round(round);
-  }
-  const DownloadBook::Bytes dl = state_->downloads.Round(round);
-  rec.summary = absl::StrFormat(
-      "up %.2f MB  down %.2f MB (%.2f MB on the wire)  %d accepted %d "
-      "rejected %d late  %.1f s (own %.2f s)",
-      rec.line["bytes_up"].get<double>() / 1e6,
-      rec.line["bytes_down"].get<double>() / 1e6, dl.physical_down / 1e6,
-      round_state->accepted(), round_state->rejected(), round_state->late(),
-      rec.wall, rec.own);
-  pending_record_ = std::async(std::launch::async, [this, r = std::move(rec)] {
-    return Record(r);
+  rec.round = r.round;
+  rec.closed = std::move(r.closed);
+  rec.evaluate = r.round % state_->config.eval.every == 0 ||
+                 r.round == state_->config.rounds;
+  rec.wall = Since(r.start);
+  rec.own = r.own + Since(close_start) - record_wait;
+  rec.line = PendingLine(r, rec, record_wait);
+  source_->AddFields(r.round, &rec.line);
+  rec.summary = RecordSummary(r, rec);
+  pending_record_ = std::async(std::launch::async, [this, rr = std::move(rec)] {
+    return Record(rr);
   });
-  state_->Finish(round);
+  state_->Finish(r.round);
   v1::FeedMessage end;
-  end.mutable_round_end()->set_round(round);
+  end.mutable_round_end()->set_round(r.round);
   for (const auto& session : state_->registry.Sessions()) session->feed.Push(end);
   return absl::OkStatus();
-}
-
-nlohmann::json Coordinator::PendingLine(const RoundState& rs,
-                                        const RoundPlan& plan,
-                                        const PendingRecord& rec, double waited,
-                                        double record_wait,
-                                        const nlohmann::json& stallers,
-                                        const ClientRegistry::Missing& missing) const {
-  nlohmann::json line = RoundLine(rs, rec.wall, rec.own);
-  // Who was missing as the round opened, and whose tasks it stopped
-  // waiting for (server/state/lost_daemons.h).
-  line["clients_missing"] = missing.clients();
-  nlohmann::json daemons = nlohmann::json::array();
-  for (const ClientRegistry::MissingDaemon& d : missing.daemons)
-    daemons.push_back(d.name);
-  line["daemons_missing"] = std::move(daemons);
-  line["clients_abandoned"] = rs.abandoned_clients();
-  capacity_->AddFields(plan, &line, state_->metrics);
-  line["wait_seconds"] = waited;
-  line["record_wait_seconds"] = record_wait;
-  for (const auto& [key, value] : rec.closed.fields.items()) line[key] = value;
-  line["stallers"] = stallers;
-  const DownloadBook::Bytes dl = state_->downloads.Round(rec.round);
-  line["download_bytes_logical"] = dl.logical();
-  line["download_bytes_physical"] = dl.physical();
-  line["downloads"] = {
-      {"logical", {{"up", dl.logical_up}, {"down", dl.logical_down}}},
-      {"physical", {{"up", dl.physical_up}, {"down", dl.physical_down}}}};
-  return line;
-}
-
-absl::Status Coordinator::WaitForRecord() {
-  if (!pending_record_.valid()) return absl::OkStatus();
-  record_waited_ = true;
-  absl::Status st = pending_record_.get();
-  record_waited_ = false;  // before the next Record starts
-  return st;
-}
-
-// A closed round's evaluation, line and checkpoint: the line first, then
-// the checkpoint (a crash between the two re-runs the round on resume,
-// which drops rounds.jsonl lines past the checkpoint).
-absl::Status Coordinator::Record(const PendingRecord& rec) {
-  const ExperimentConfig& cfg = state_->config;
-  const auto eval_start = Clock::now();
-  nlohmann::json line = rec.line;
-  if (rec.evaluate) {
-    auto eval = rec.closed.evaluate(&line);
-    if (!eval.ok()) return eval.status();
-    RecordEvaluation(*eval, rec.round);
-  }
-  AddEvaluation(&line, rec.evaluate);
-  line["eval_seconds"] = Since(eval_start);
-  if (auto st = results_->AppendRound(line); !st.ok()) return st;
-  Failpoint("rounds.after_append");
-  // The optimiser's state first, under its round: a crash before the
-  // checkpoint's rename leaves the previous round's state beside it.
-  const auto& optimizer = rec.closed.optimizer;
-  if (optimizer) {
-    if (auto st = optimizer->Save(
-            results_->server_optimizer_path(rec.round), rec.round);
-        !st.ok())
-      return st;
-  }
-  if (auto st = ModelStore::SaveCheckpoint(results_->checkpoint_path(),
-                                           rec.round, rec.closed.models,
-                                           rec.closed.versions);
-      !st.ok())
-    return st;
-  if (optimizer && rec.round > 1)
-    std::remove(results_->server_optimizer_path(rec.round - 1).c_str());
-  if (auto st = SaveOwnership(results_->ownership_path(),
-                              state_->registry.GetOwnership());
-      !st.ok())
-    return st;
-  state_->metrics.SetRound(rec.round);
-  state_->metrics.ObserveRoundSeconds(rec.wall);
-  LogLine("coordinator",
-          absl::StrFormat("round %d/%d  acc %.4f  loss %.4f  %s", rec.round,
-                          cfg.rounds, last_eval_.ensemble_accuracy,
-                          last_eval_.ensemble_nll, rec.summary));
-  return absl::OkStatus();
-}
-
-// The round's evaluation, when it had one (`now`). A round in between
-// (eval.every > 1) measured nothing, so nothing may read an accuracy off
-// it: the fields every line holds (DESIGN.md's results contract) are null
-// there, the others absent, beside "evaluated": false and the round last
-// evaluated (0 before the first), which a resumed run restores.
-void Coordinator::AddEvaluation(nlohmann::json* line, bool now) const {
-  const EvalResult& e = last_eval_;
-  (*line)["evaluated"] = now;
-  (*line)["evaluation_round"] = last_eval_round_;
-  if (!now) {
-    for (const char* key : {"ensemble_accuracy", "model_accuracy", "ensemble_loss"})
-      (*line)[key] = nullptr;
-    return;
-  }
-  (*line)["ensemble_accuracy"] = e.ensemble_accuracy;
-  (*line)["model_accuracy"] = e.member_accuracy;
-  (*line)["ensemble_loss"] = e.ensemble_nll;
-  (*line)["model_loss"] = e.member_nll;
-  (*line)["ece"] = e.ece;
-  (*line)["mean_entropy"] = e.mean_entropy;
-  (*line)["member_variance"] = e.mean_member_variance;
-  AddEvaluationDetails(e, line);
 }
 
 // Which clients hold this round's tasks: what a person (or a test) needs
@@ -375,22 +269,6 @@ void Coordinator::PushTasks(const std::map<int64_t, v1::FeedMessage>& tasks) {
     }
     owner->feed.Push(task);
   }
-}
-
-void Coordinator::RecordEvaluation(const EvalResult& r, int64_t round) {
-  last_eval_ = r;
-  evaluated_ = true;
-  last_eval_round_ = round;
-  best_accuracy_ = std::max(best_accuracy_, r.ensemble_accuracy);
-  if (rounds_to_threshold_ < 0 &&
-      r.ensemble_accuracy >= state_->config.eval.threshold)
-    rounds_to_threshold_ = round;
-  state_->metrics.SetEnsembleAccuracy(r.ensemble_accuracy);
-  state_->metrics.SetEnsembleLoss(r.ensemble_nll);
-  state_->metrics.SetEnsembleEce(r.ece);
-  PublishEvaluationDetails(r, state_->metrics);
-  for (size_t m = 0; m < r.member_accuracy.size(); ++m)
-    state_->metrics.SetModelAccuracy(m, r.member_accuracy[m]);
 }
 
 }  // namespace shefl

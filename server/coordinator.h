@@ -2,7 +2,9 @@
 // serves the daemons over gRPC. Run() is the round state machine; see
 // coordinator.cc, which reads top to bottom as docs/DESIGN.md's round
 // does. What a method's round does with the updates is its RoundKind's
-// (server/round/round_kind.h): the Coordinator names no method.
+// (server/round/round_kind.h), and how the updates arrive is its
+// UpdateSource's (server/source/update_source.h): the Coordinator names
+// no method and no transport.
 // Not thread-safe: Run() is the round loop; what it shares with the gRPC
 // handlers is CoordinatorState's, which is thread-safe.
 #ifndef SHEFL_SERVER_COORDINATOR_H_
@@ -26,12 +28,12 @@
 #include "server/round/capacity_plan.h"
 #include "server/round/evaluator.h"
 #include "server/round/round_kind.h"
-#include "server/round/secure_planner.h"
 #include "server/rpc/coordinator_service.h"
-#include "server/shared/coordinator_state.h"
 #include "server/rpc/health_port.h"
 #include "server/run/coordinator_options.h"
 #include "server/run/run_results.h"
+#include "server/shared/coordinator_state.h"
+#include "server/source/update_source.h"
 #include "server/state/lost_daemons.h"
 #include "server/state/staller_book.h"
 
@@ -55,6 +57,7 @@ class Coordinator {
   const std::string& results_dir() const { return results_->dir(); }
 
  private:
+  friend class CoordinatorBuilder;  // Create's steps (coordinator_builder.h)
   // Seconds since `t` on the steady clock (round and wait timings).
   static double Since(std::chrono::steady_clock::time_point t);
   Coordinator() = default;
@@ -69,20 +72,25 @@ class Coordinator {
   void NoteLost(int64_t round);
   // Ends the run on `why`, leaving it resumable.
   absl::Status GiveUp(const absl::Status& why);
-  // The round's uploads; true when complete (server/state/round_state.h).
-  bool WaitForUploads(RoundState& rs);
+  // One round's working set, from its plan to its record.
+  struct RoundRun {
+    int64_t round = 0;  // from 1
+    RoundPlan plan;
+    std::shared_ptr<RoundState> books;
+    ClientRegistry::Missing missing;  // as the round opened
+    std::chrono::steady_clock::time_point start, deadline;
+    double own = 0, waited = 0;  // seconds: opening; the wait
+    bool complete = false;       // every update came in
+    nlohmann::json stallers;
+    ClosedRound closed;
+  };
+  // The round's five steps (coordinator.cc).
   absl::Status RunRound(int64_t t);
-  // aggregation.secure (server/coordinator_secure.cc): the round's
-  // sessions opened and their setups pushed; their stages driven until
-  // each is done (true when every pair's values came in); their sums
-  // into the round, and their record for the round's line.
-  void OpenSecure(const RoundPlan& plan, int64_t round,
-                  std::chrono::steady_clock::time_point deadline);
-  bool WaitForSecure(RoundState& rs);
-  nlohmann::json CloseSecure(RoundState& rs);
-  void CountSecureUpdates(size_t clients, const std::string& result);
-  // After the round's models are published: the support's accumulator.
-  void AccumulateSecure(const std::vector<ModelSnapshot>& before);
+  RoundRun PlanRound(int64_t t);
+  void OpenRound(RoundRun& r);
+  absl::StatusOr<bool> CloseRound(RoundRun& r);
+  absl::Status StartRecord(RoundRun& r,
+                           std::chrono::steady_clock::time_point close_start);
   void LogRoundOpen(const RoundPlan& plan, int64_t round) const;
   std::map<int64_t, v1::FeedMessage> MakeTasks(const RoundPlan& plan,
                                                int64_t round) const;
@@ -105,12 +113,10 @@ class Coordinator {
     std::string summary;  // for the log line
   };
   // The round's line before its evaluation: RoundLine and what the round
-  // loop adds (timings, stallers, downloads).
-  nlohmann::json PendingLine(const RoundState& rs, const RoundPlan& plan,
-                             const PendingRecord& rec, double waited,
-                             double record_wait,
-                             const nlohmann::json& stallers,
-                             const ClientRegistry::Missing& missing) const;
+  // loop adds (timings, stallers, downloads); coordinator_record.cc.
+  nlohmann::json PendingLine(const RoundRun& r, const PendingRecord& rec,
+                             double record_wait) const;
+  std::string RecordSummary(const RoundRun& r, const PendingRecord& rec) const;
   absl::Status Record(const PendingRecord& rec);
   // Waits for the previous round's Record; its status.
   absl::Status WaitForRecord();
@@ -126,7 +132,7 @@ class Coordinator {
   std::unique_ptr<RoundKind> kind_;
   std::unique_ptr<Scheduler> scheduler_;
   std::unique_ptr<CapacityPlan> capacity_;  // capacity levels, HASA
-  std::unique_ptr<SecurePlanner> secure_;   // aggregation.secure; or null
+  std::unique_ptr<UpdateSource> source_;    // how the updates arrive
   std::unique_ptr<StallerBook> stallers_;   // strikes; the round loop's
   std::unique_ptr<LostDaemons> lost_;       // the round loop's
   std::unique_ptr<RunResults> results_;

@@ -1,16 +1,17 @@
 // The coordinator's liveness between and within rounds (docs/DESIGN.md,
 // "Liveness"): waiting for daemons before a round (all of them, or the
-// quorum once the missing ones are lost), booking the lost, giving up
-// below the quorum, and waiting for a round's uploads without waiting for
-// a daemon that is gone.
+// quorum once the missing ones are lost), booking the lost, and giving up
+// below the quorum. Within a round, not waiting for a daemon that is gone
+// is the update source's (server/source/).
 #include <chrono>
 #include <thread>
 
 #include "absl/strings/str_format.h"
 #include "common/core/log.h"
+#include "common/core/status_macros.h"
 #include "server/coordinator.h"
+#include "server/run/waiting_line.h"
 #include "server/state/lost_daemons.h"
-#include "server/waiting_line.h"
 
 namespace shefl {
 
@@ -95,31 +96,9 @@ void Coordinator::NoteLost(int64_t round) {
 
 absl::Status Coordinator::GiveUp(const absl::Status& why) {
   // The last round's line and checkpoint, so --resume goes on from it.
-  if (absl::Status st = WaitForRecord(); !st.ok()) return st;
+  SHEFL_RETURN_IF_ERROR(WaitForRecord());
   LogLine("coordinator", std::string(why.message()));
   return why;
-}
-
-// Waits for the round's uploads, and stops waiting for a client whose
-// daemon has been gone clients.lost_after_s: a daemon that left for good
-// costs the round its updates, not the rest of the deadline.
-bool Coordinator::WaitForUploads(RoundState& rs) {
-  while (true) {
-    if (rs.WaitComplete(state_->stop, Clock::now() + std::chrono::seconds(1)))
-      return true;
-    if (state_->stop || Clock::now() >= rs.deadline()) return false;
-    std::vector<int64_t> given_up;
-    for (int64_t client : rs.waiting_clients())
-      if (lost_->Lost(state_->registry.SilentSeconds(client)) &&
-          rs.Abandon(client) > 0)
-        given_up.push_back(client);
-    if (!given_up.empty())
-      LogLine("coordinator",
-              absl::StrFormat("round %d stops waiting for clients %s: their "
-                              "daemon is gone (clients.lost_after_s %.0f)",
-                              rs.round(), ClientList(given_up),
-                              state_->config.clients.lost_after_s));
-  }
 }
 
 }  // namespace shefl

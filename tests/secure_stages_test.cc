@@ -12,8 +12,8 @@
 #include <memory>
 #include <vector>
 
-#include "common/net/secure_wire.h"
 #include "common/secure/party.h"
+#include "common/secure_wire/secure_wire.h"
 #include "server/state/secure_session.h"
 #include "shefl.pb.h"
 

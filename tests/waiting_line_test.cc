@@ -1,7 +1,7 @@
 // What the coordinator says while it waits for clients: connected,
 // missing, and how many more daemons like the connected ones that takes
 // (compose's scaled auto:10 daemons).
-#include "server/waiting_line.h"
+#include "server/run/waiting_line.h"
 
 #include <catch2/catch.hpp>
 

@@ -13,6 +13,7 @@
 #include "absl/strings/str_join.h"
 #include "common/core/config.h"
 #include "common/core/config_schema.h"
+#include "common/core/status_macros.h"
 
 namespace shefl {
 namespace {
@@ -65,8 +66,7 @@ absl::Status SetField(const std::string& where, const Field& f,
       **s = text;
     } else if (auto* i = std::get_if<int64_t*>(&f.target)) {
       int64_t v = n.as<int64_t>();
-      if (auto st = CheckRange(where, f, static_cast<double>(v)); !st.ok())
-        return st;
+      SHEFL_RETURN_IF_ERROR(CheckRange(where, f, static_cast<double>(v)));
       **i = v;
     } else if (auto* u = std::get_if<uint64_t*>(&f.target)) {
       if (absl::StartsWith(text, "-"))
@@ -74,7 +74,7 @@ absl::Status SetField(const std::string& where, const Field& f,
       **u = n.as<uint64_t>();
     } else if (auto* dv = std::get_if<double*>(&f.target)) {
       double v = n.as<double>();
-      if (auto st = CheckRange(where, f, v); !st.ok()) return st;
+      SHEFL_RETURN_IF_ERROR(CheckRange(where, f, v));
       **dv = v;
     } else if (auto* b = std::get_if<bool*>(&f.target)) {
       **b = n.as<bool>();
@@ -104,12 +104,11 @@ absl::Status Walk(const std::string& source, const YAML::Node& node,
     const std::string where =
         absl::StrCat(source, ":", kv.first.Mark().line + 1);
     if (const Field* f = FindField(fields, key)) {
-      if (auto st = SetField(where, *f, kv.second); !st.ok()) return st;
+      SHEFL_RETURN_IF_ERROR(SetField(where, *f, kv.second));
       (*seen)[key] = where;
     } else if (IsSection(fields, key)) {
       if (kv.second.IsNull()) continue;  // an empty section keeps defaults
-      if (auto st = Walk(source, kv.second, key, fields, seen); !st.ok())
-        return st;
+      SHEFL_RETURN_IF_ERROR(Walk(source, kv.second, key, fields, seen));
     } else {
       return absl::InvalidArgumentError(absl::StrCat(
           where, ": unknown key '", key, "'", Hint(key, fields)));
@@ -139,7 +138,7 @@ absl::Status ApplyOverride(const std::string& kv,
         absl::StrCat("--set ", key, ": cannot parse value: ", e.what()));
   }
   if (value.IsNull()) value = YAML::Node(std::string());
-  if (auto st = SetField("--set", *f, value); !st.ok()) return st;
+  SHEFL_RETURN_IF_ERROR(SetField("--set", *f, value));
   (*seen)[key] = "--set";
   return absl::OkStatus();
 }
@@ -183,12 +182,10 @@ absl::StatusOr<ParsedConfig> ParseConfigKeys(
         source, ":", e.mark.line + 1, ": not valid YAML: ", e.msg));
   }
   if (!root.IsNull()) {
-    if (auto st = Walk(source, root, "", fields, &parsed.origins); !st.ok())
-      return st;
+    SHEFL_RETURN_IF_ERROR(Walk(source, root, "", fields, &parsed.origins));
   }
   for (const std::string& kv : overrides) {
-    if (auto st = ApplyOverride(kv, fields, &parsed.origins); !st.ok())
-      return st;
+    SHEFL_RETURN_IF_ERROR(ApplyOverride(kv, fields, &parsed.origins));
   }
   return parsed;
 }

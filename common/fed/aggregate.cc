@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "absl/strings/str_cat.h"
+#include "common/core/status_macros.h"
 #include "common/fed/robust.h"
 
 namespace shefl {
@@ -108,7 +109,7 @@ double ModelAggregator::Weight(const ReceivedUpdate& u) const {
 
 absl::Status ModelAggregator::Add(ReceivedUpdate u) {
   const int64_t client = u.client_id;
-  if (auto st = ValidateSparseDelta(u.delta, dim_); !st.ok()) return st;
+  SHEFL_RETURN_IF_ERROR(ValidateSparseDelta(u.delta, dim_));
   if (!(u.num_samples > 0) || !std::isfinite(u.num_samples))
     return absl::InvalidArgumentError(
         absl::StrCat("client ", u.client_id, ": sample weight must be > 0"));

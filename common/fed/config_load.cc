@@ -5,6 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "common/core/model_catalog.h"
+#include "common/core/status_macros.h"
 #include "common/fed/capacity.h"
 #include "common/fed/methods/registry.h"
 
@@ -232,18 +233,18 @@ absl::StatusOr<ExperimentConfig> ParseConfigWithOverrides(
     const std::vector<std::string>& overrides) {
   auto parsed = ParseConfigKeys(yaml_text, source, overrides);
   if (!parsed.ok()) return parsed.status();
-  if (absl::Status st = CheckNames(*parsed); !st.ok()) return st;
+  SHEFL_RETURN_IF_ERROR(CheckNames(*parsed));
   const Method* method = *FindMethod(parsed->config.method);
   const MethodTraits traits = method->traits();
   ConfigResolution r(&*parsed);
   method->Resolve(r);
   ResolveByTraits(traits, r);
-  if (absl::Status st = r.Result(); !st.ok()) return st;
+  SHEFL_RETURN_IF_ERROR(r.Result());
   CheckCohort(traits.assignment == Assignment::kTiers, r);
   CheckTrainingAndData(r);
   CheckReduction(r);
   CheckSecure(r);
-  if (absl::Status st = r.Result(); !st.ok()) return st;
+  SHEFL_RETURN_IF_ERROR(r.Result());
   return std::move(parsed->config);
 }
 

@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
+#include "common/core/status_macros.h"
 
 namespace shefl {
 namespace {
@@ -56,7 +57,7 @@ absl::Status FixedPointSum::Check(const SparseDelta& d, double weight) const {
 }
 
 absl::Status FixedPointSum::Add(const SparseDelta& d, double weight) {
-  if (auto st = Check(d, weight); !st.ok()) return st;
+  SHEFL_RETURN_IF_ERROR(Check(d, weight));
   if (acc_.empty()) acc_.assign(dim_, 0);
   __int128* acc = acc_.data();
   const uint32_t* idx = d.indices.data();

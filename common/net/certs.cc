@@ -20,6 +20,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "common/core/durable_file.h"
+#include "common/core/status_macros.h"
 
 namespace shefl {
 
@@ -132,8 +133,7 @@ absl::StatusOr<CertPtr> MakeCert(const CertSpec& spec, EVP_PKEY* key,
   if (!spec.alt_names.empty())
     exts.push_back({NID_subject_alt_name, spec.alt_names});
   for (const auto& [nid, value] : exts)
-    if (auto st = AddExtension(cert.get(), signer, nid, value); !st.ok())
-      return st;
+    SHEFL_RETURN_IF_ERROR(AddExtension(cert.get(), signer, nid, value));
   if (!X509_sign(cert.get(), issuer_key ? issuer_key : key, EVP_sha256()))
     return SslError(absl::StrCat("signing ", spec.common_name));
   return cert;
@@ -167,7 +167,7 @@ class PkiWriter {
   absl::Status Write(const std::string& name, const std::string& text,
                      mode_t mode) {
     const std::string path = Path(name);
-    if (auto st = WriteFileDurably(path, text, mode); !st.ok()) return st;
+    SHEFL_RETURN_IF_ERROR(WriteFileDurably(path, text, mode));
     if (on_file_) on_file_(path);
     return absl::OkStatus();
   }
@@ -185,8 +185,8 @@ class PkiWriter {
     if (!key_pem.ok()) return Named(key_path, key_pem.status());
     auto cert_pem = Pem(cert->get(), nullptr);
     if (!cert_pem.ok()) return Named(cert_path, cert_pem.status());
-    if (auto st = Write(stem + ".key", *key_pem, 0600); !st.ok()) return st;
-    if (auto st = Write(stem + ".pem", *cert_pem, 0644); !st.ok()) return st;
+    SHEFL_RETURN_IF_ERROR(Write(stem + ".key", *key_pem, 0600));
+    SHEFL_RETURN_IF_ERROR(Write(stem + ".pem", *cert_pem, 0644));
     return std::make_pair(std::move(key), std::move(*cert));
   }
 
@@ -244,7 +244,7 @@ absl::StatusOr<std::string> RandomToken() {
 
 absl::Status MakeDevPki(const PkiOptions& o,
                         const std::function<void(const std::string&)>& on_file) {
-  if (auto st = CheckOptions(o); !st.ok()) return st;
+  SHEFL_RETURN_IF_ERROR(CheckOptions(o));
   // SslError reports the oldest queued error; one left by the caller's
   // earlier OpenSSL calls is not ours.
   ERR_clear_error();
@@ -302,15 +302,14 @@ absl::Status MakeDevPki(const PkiOptions& o,
   // token is its identity.
   auto token = RandomToken();
   if (!token.ok()) return token.status();
-  if (auto st = w.Write("token", *token + "\n", 0600); !st.ok()) return st;
+  SHEFL_RETURN_IF_ERROR(w.Write("token", *token + "\n", 0600));
   std::string list =
       "# shefl-coordinator --token-file: one daemon's name and token a line\n";
   for (int i = 0; i < o.clients; ++i) {
     auto own = RandomToken();
     if (!own.ok()) return own.status();
     const std::string name = absl::StrCat("client-", i);
-    if (auto st = w.Write(name + ".token", *own + "\n", 0600); !st.ok())
-      return st;
+    SHEFL_RETURN_IF_ERROR(w.Write(name + ".token", *own + "\n", 0600));
     absl::StrAppend(&list, name, " ", *own, "\n");
   }
   return w.Write("tokens", list, 0600);

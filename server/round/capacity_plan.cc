@@ -10,13 +10,13 @@
 namespace shefl {
 
 CapacityPlan::CapacityPlan(const ExperimentConfig& config,
-                           const ClientRegistry& registry)
-    : config_(config), registry_(registry) {}
+                           const ClientReports& reports)
+    : config_(config), reports_(reports) {}
 
 void CapacityPlan::Reallocate() {
-  const auto counts = registry_.LabelCounts();
+  const auto counts = reports_.LabelCounts();
   if (counts.size() <= scored_) return;
-  const auto sizes = registry_.ShardSizes();
+  const auto sizes = reports_.ShardSizes();
   std::vector<int64_t> ids;
   std::vector<double> n, declared;
   std::vector<std::vector<uint64_t>> hist;
@@ -26,7 +26,7 @@ void CapacityPlan::Reallocate() {
     ids.push_back(id);
     n.push_back(static_cast<double>(size->second));
     hist.push_back(c);
-    declared.push_back(registry_.DeclaredCapacity(id));
+    declared.push_back(reports_.DeclaredCapacity(id));
   }
   if (ids.empty()) return;
   auto a = AllocateHasa(config_.hasa, config_.model.num_models, n, hist,
@@ -62,9 +62,9 @@ CapacityOf CapacityPlan::ForRound() {
       return it == caps.end() ? 0.0 : it->second;
     };
   }
-  const ClientRegistry* registry = &registry_;
-  return [registry](int64_t id) {
-    return static_cast<double>(registry->DeclaredCapacity(id));
+  const ClientReports* reports = &reports_;
+  return [reports](int64_t id) {
+    return static_cast<double>(reports->DeclaredCapacity(id));
   };
 }
 
@@ -73,7 +73,7 @@ void CapacityPlan::AddFields(const RoundPlan& plan, nlohmann::json* line,
   const bool hasa = TraitsOf(config_.method).assignment == Assignment::kHasa;
   bool in_play = hasa || !config_.clients.hpc_capacity.empty();
   for (const ClientTask& t : plan.tasks)
-    in_play |= registry_.DeclaredCapacity(t.client_id) > 0;
+    in_play |= reports_.DeclaredCapacity(t.client_id) > 0;
   if (!in_play) return;
   nlohmann::json models = nlohmann::json::object();
   double sum = 0, least = 0, most = 0;
@@ -91,7 +91,7 @@ void CapacityPlan::AddFields(const RoundPlan& plan, nlohmann::json* line,
                                least, most);
   if (!hasa) return;
   uint64_t label_bytes = 0;
-  for (const auto& [id, b] : registry_.LabelBytes()) label_bytes += b;
+  for (const auto& [id, b] : reports_.LabelBytes()) label_bytes += b;
   metrics.SetHasa(config_.hasa.budget, allocation_.budget,
                   static_cast<int64_t>(ids_.size()), label_bytes);
   nlohmann::json h = {{"allocation", config_.hasa.allocation},
@@ -111,7 +111,7 @@ void CapacityPlan::AddFields(const RoundPlan& plan, nlohmann::json* line,
           {"capacity", allocation_.width[i] * M}};
     h["clients"] = clients;
     nlohmann::json bytes = nlohmann::json::object();
-    for (const auto& [id, b] : registry_.LabelBytes())
+    for (const auto& [id, b] : reports_.LabelBytes())
       bytes[std::to_string(id)] = b;
     h["label_count_bytes_by_client"] = bytes;
     fresh_ = false;

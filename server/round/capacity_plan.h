@@ -23,14 +23,14 @@
 #include "common/fed/hasa.h"
 #include "common/fed/schedule.h"
 #include "server/run/coordinator_metrics.h"
-#include "server/state/client_registry.h"
+#include "server/state/client_reports.h"
 
 namespace shefl {
 
 class CapacityPlan {
  public:
   // Both must outlive the plan. Used from the round loop only.
-  CapacityPlan(const ExperimentConfig& config, const ClientRegistry& registry);
+  CapacityPlan(const ExperimentConfig& config, const ClientReports& reports);
 
   // The capacities for the next round's Plan (recomputing HASA's first).
   CapacityOf ForRound();
@@ -50,7 +50,7 @@ class CapacityPlan {
   void Reallocate();
 
   const ExperimentConfig& config_;
-  const ClientRegistry& registry_;
+  const ClientReports& reports_;
   size_t scored_ = 0;                 // histograms the allocation used
   bool fresh_ = false;                // recomputed since the last line
   std::vector<int64_t> ids_;          // clients of the allocation

@@ -1,6 +1,7 @@
 #include "server/round/evaluator.h"
 
 #include "absl/strings/str_cat.h"
+#include "common/core/status_macros.h"
 #include "common/data/data.h"
 #include "common/learn/device.h"
 #include "common/learn/flat_state.h"
@@ -36,9 +37,8 @@ absl::StatusOr<std::unique_ptr<Evaluator>> Evaluator::Create(
   auto device = ResolveDevice(config.device);
   if (!device.ok()) return device.status();
   e->device_ = *device;
-  if (auto st = CheckPrecision("eval.precision", config.eval.precision, e->device_);
-      !st.ok())
-    return st;
+  SHEFL_RETURN_IF_ERROR(
+      CheckPrecision("eval.precision", config.eval.precision, e->device_));
   if (ClientEvaluator::Wanted(config)) {
     auto clients = ClientEvaluator::Create(config);
     if (!clients.ok()) return clients.status();
@@ -61,7 +61,7 @@ absl::StatusOr<std::vector<std::vector<float>>> Evaluator::InitialModels()
 absl::StatusOr<EvalResult> Evaluator::Evaluate(
     const std::vector<ModelSnapshot>& models) {
   for (size_t m = 0; m < models.size(); ++m)
-    if (auto st = Unflatten(*models[m], *nets_[m]); !st.ok()) return st;
+    SHEFL_RETURN_IF_ERROR(Unflatten(*models[m], *nets_[m]));
   // eval.precision: bf16 autocast on this thread (checked at Create).
   AutocastScope autocast(config_.eval.precision, device_);
   auto r = EvaluateEnsemble(nets_, test_, config_.eval.batch_size,

@@ -5,6 +5,7 @@
 #include <chrono>
 
 #include "absl/strings/str_cat.h"
+#include "common/core/status_macros.h"
 #include "common/data/data.h"
 #include "common/fed/fens_split.h"
 #include "common/fed/partition.h"
@@ -24,8 +25,7 @@ absl::StatusOr<std::vector<ModelSnapshot>> FensMembers(
   std::vector<ModelSnapshot> members;
   clients->clear();
   for (const ReceivedUpdate* u : order) {
-    if (auto st = ValidateSparseDelta(u->delta, global.size()); !st.ok())
-      return st;
+    SHEFL_RETURN_IF_ERROR(ValidateSparseDelta(u->delta, global.size()));
     auto w = std::make_shared<std::vector<float>>(global);
     for (size_t i = 0; i < u->delta.nnz(); ++i)
       (*w)[u->delta.indices[i]] += u->delta.values[i];
@@ -93,7 +93,7 @@ absl::StatusOr<at::Tensor> FensEnsemble::MemberProbs(
   std::vector<at::Tensor> out;
   const int64_t batch = config_.eval.batch_size;
   for (const ModelSnapshot& w : members) {
-    if (auto st = Unflatten(*w, *net_); !st.ok()) return st;
+    SHEFL_RETURN_IF_ERROR(Unflatten(*w, *net_));
     std::vector<at::Tensor> parts;
     for (int64_t b = 0; b < data.size(); b += batch) {
       const at::Tensor x =

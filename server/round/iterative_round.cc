@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/core/log.h"
+#include "common/core/status_macros.h"
 #include "server/round/robust_round.h"
 
 namespace shefl {
@@ -41,7 +42,7 @@ absl::StatusOr<ClosedRound> IterativeRound::Close(
     std::vector<ModelAggregator>& aggregators) {
   CoordinatorState& s = *ctx_.state;
   const nlohmann::json robust =
-      BoundRoundUpdates(config_, &aggregators, s.registry.ShardsBounded(),
+      BoundRoundUpdates(config_, &aggregators, s.reports.ShardsBounded(),
                         &s.metrics);
   auto not_published = Aggregate(aggregators);
   if (!not_published.ok()) return not_published.status();
@@ -73,7 +74,7 @@ absl::StatusOr<int64_t> IterativeRound::Aggregate(
     if (server_opt_->active()) {
       // The rule's step alone, then the optimiser's move.
       std::vector<float> delta(w.size(), 0.0f);
-      if (auto st = aggs[m].ApplyTo(&delta); !st.ok()) return st;
+      SHEFL_RETURN_IF_ERROR(aggs[m].ApplyTo(&delta));
       server_opt_->Step(static_cast<int64_t>(m), delta, &w);
     } else if (auto st = aggs[m].ApplyTo(&w); !st.ok()) {
       return st;

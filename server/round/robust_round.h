@@ -17,7 +17,7 @@ namespace shefl {
 
 // Null when aggregation.robust is off (nothing is touched).
 // `shards_bounded`: the clients whose claimed shard size is bounded
-// (ClientRegistry::ShardsBounded), recorded beside.
+// (ClientReports::ShardsBounded), recorded beside.
 nlohmann::json BoundRoundUpdates(const ExperimentConfig& config,
                                  std::vector<ModelAggregator>* aggregators,
                                  int64_t shards_bounded,

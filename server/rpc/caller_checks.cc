@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/core/log.h"
+#include "common/core/status_macros.h"
 #include "common/net/grpc_status.h"
 
 namespace shefl {
@@ -43,10 +44,9 @@ absl::Status CheckAlsoFor(const DaemonSession* session,
     if (!seen.insert(c).second)
       return absl::InvalidArgumentError(
           absl::StrCat("download: client ", c, " named twice"));
-    if (auto st = CheckOwner(session, c); !st.ok()) return st;
-    if (auto st = state.CheckAssigned(c, req.model_id(), req.model_version());
-        !st.ok())
-      return st;
+    SHEFL_RETURN_IF_ERROR(CheckOwner(session, c));
+    SHEFL_RETURN_IF_ERROR(
+        state.CheckAssigned(c, req.model_id(), req.model_version()));
   }
   return absl::OkStatus();
 }

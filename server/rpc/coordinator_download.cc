@@ -19,14 +19,15 @@ grpc::Status CoordinatorService::DownloadModel(
   if (!slots.ok())
     return Refuse("download", slots.status(), WireSize(*req), false,
                   /*in_round=*/false);
-  if (!s_->registry.BySession(req->session_id()))
-    return Refuse("download",
-                  absl::UnauthenticatedError("unknown session: register first"),
-                  WireSize(*req), false, /*in_round=*/false);
+  auto caller = Authenticate(ctx, req->session_id());
+  if (absl::IsUnauthenticated(caller.status()))
+    return Refuse("download", caller.status(), WireSize(*req), false,
+                  /*in_round=*/false);
   const int64_t round = req->round(), client = req->client_id();
   const int64_t model = req->model_id();
-  auto session = s_->registry.BySession(req->session_id());
-  absl::Status st = CheckCaller(session.get(), PeerIdentity(ctx));
+  const std::shared_ptr<DaemonSession> session =
+      caller.ok() ? *caller : nullptr;
+  absl::Status st = caller.status();
   if (st.ok()) st = CheckOwner(session.get(), client);
   auto state = s_->open_round();
   if (st.ok() && (!state || state->round() != round || state->closed()))

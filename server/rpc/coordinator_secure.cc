@@ -6,6 +6,7 @@
 // and the model, the masked input as payload, the rest as control, and in
 // the round's secure_bytes by stage.
 #include "absl/strings/str_cat.h"
+#include "common/core/status_macros.h"
 #include "common/net/wire.h"
 #include "server/rpc/caller_checks.h"
 #include "server/rpc/coordinator_service.h"
@@ -15,11 +16,9 @@ namespace shefl {
 
 absl::Status CoordinatorService::TakeSecureCall(grpc::ServerContext* ctx,
                                                 const v1::SecureCall& call) {
-  auto session = s_->registry.BySession(call.session_id());
-  if (!session) return absl::UnauthenticatedError("unknown session");
-  if (auto st = CheckCaller(session.get(), PeerIdentity(ctx)); !st.ok())
-    return st;
-  if (auto st = CheckOwner(session.get(), call.party()); !st.ok()) return st;
+  SHEFL_ASSIGN_OR_RETURN(std::shared_ptr<DaemonSession> session,
+                         Authenticate(ctx, call.session_id()));
+  SHEFL_RETURN_IF_ERROR(CheckOwner(session.get(), call.party()));
   auto open = s_->open_round();
   if (!open || open->round() != static_cast<int64_t>(call.round()))
     return WithReason(absl::FailedPreconditionError(absl::StrCat(

@@ -10,6 +10,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/core/log.h"
+#include "common/core/status_macros.h"
 #include "common/net/grpc_status.h"
 #include "common/net/label_counts.h"
 #include "common/net/run_label.h"
@@ -90,15 +91,22 @@ absl::Status CoordinatorService::CheckCallStart(
   const auto& md = ctx->client_metadata();
   auto it = md.find(kSessionMetadata);
   if (it == md.end()) return absl::OkStatus();  // checked with the request
-  auto session = s_->registry.BySession(
-      std::string(it->second.data(), it->second.size()));
-  if (!session) return absl::UnauthenticatedError("unknown session: register first");
-  return CheckCaller(session.get(), PeerIdentity(ctx));
+  return Authenticate(ctx, std::string(it->second.data(), it->second.size()))
+      .status();
+}
+
+absl::StatusOr<std::shared_ptr<DaemonSession>> CoordinatorService::Authenticate(
+    grpc::ServerContextBase* ctx, const std::string& session_id) const {
+  auto session = s_->registry.BySession(session_id);
+  if (!session)
+    return absl::UnauthenticatedError("unknown session: register first");
+  SHEFL_RETURN_IF_ERROR(CheckCaller(session.get(), PeerIdentity(ctx)));
+  return session;
 }
 
 absl::StatusOr<CallLimits::Slot> CoordinatorService::StartCall(
     grpc::ServerContextBase* ctx) {
-  if (auto st = CheckCallStart(ctx); !st.ok()) return st;
+  SHEFL_RETURN_IF_ERROR(CheckCallStart(ctx));
   return limits_.Enter(ctx->peer(), PeerIdentity(ctx));
 }
 
@@ -183,12 +191,9 @@ grpc::Status CoordinatorService::Heartbeat(grpc::ServerContext* ctx,
   if (!slot.ok())
     return Refuse("heartbeat", slot.status(), WireSize(*req), false,
                   /*in_round=*/false);
-  auto session = s_->registry.BySession(req->session_id());
-  if (!session)
-    return Refuse("heartbeat", absl::UnauthenticatedError("unknown session"),
-                  WireSize(*req), false, /*in_round=*/false);
-  if (auto st = CheckCaller(session.get(), PeerIdentity(ctx)); !st.ok())
-    return Refuse("heartbeat", st, WireSize(*req));
+  if (auto session = Authenticate(ctx, req->session_id()); !session.ok())
+    return Refuse("heartbeat", session.status(), WireSize(*req), false,
+                  !absl::IsUnauthenticated(session.status()));
   const int64_t round = s_->current_round();
   reply->set_round(round);
   Book(round, kDaemonTraffic, kNoModel, Direction::kUp, Traffic::kControl,

@@ -104,6 +104,12 @@ class CoordinatorService final
   // then a slot under the caller's host and identity bounds
   // (server/rpc/call_limits.h), held for the call's life.
   absl::Status CheckCallStart(grpc::ServerContextBase* ctx) const;
+  // The live session `session_id` names, when the caller is the identity
+  // that registered it: UNAUTHENTICATED ("unknown session: register
+  // first", a call outside any round) without one, PERMISSION_DENIED
+  // ("not_owner") for another identity's (server/rpc/caller_checks.h).
+  absl::StatusOr<std::shared_ptr<DaemonSession>> Authenticate(
+      grpc::ServerContextBase* ctx, const std::string& session_id) const;
   absl::StatusOr<CallLimits::Slot> StartCall(grpc::ServerContextBase* ctx);
   // StartCall's slot and a second, tighter one for the calls that hold a
   // server thread while open (DownloadModel), so no one host or

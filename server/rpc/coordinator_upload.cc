@@ -10,6 +10,7 @@
 #include <optional>
 
 #include "absl/strings/str_cat.h"
+#include "common/core/status_macros.h"
 #include "common/fed/robust.h"
 #include "common/net/grpc_status.h"
 #include "common/net/wire.h"
@@ -24,7 +25,7 @@ absl::StatusOr<CoordinatorService::UploadPlan> CoordinatorService::CheckUploadHe
     const v1::UploadHeader& h) const {
   const int64_t client = h.client_id(), model = h.model_id();
   auto session = s_->registry.BySession(h.session_id());
-  if (auto st = CheckOwner(session.get(), client); !st.ok()) return st;
+  SHEFL_RETURN_IF_ERROR(CheckOwner(session.get(), client));
   auto state = s_->open_round();
   const int64_t now = state ? state->round() : s_->current_round();
   // Compared unsigned: a round of 2^63 or more, read as signed, would look
@@ -42,7 +43,7 @@ absl::StatusOr<CoordinatorService::UploadPlan> CoordinatorService::CheckUploadHe
                               ? "not_assigned"
                               : "stale");
   // A second upload of the pair is refused here, before its blob is read.
-  if (auto st = state->CheckNotReceived(client, model); !st.ok()) return st;
+  SHEFL_RETURN_IF_ERROR(state->CheckNotReceived(client, model));
   auto k = state->Budget(client, model);
   if (!k.ok()) return k.status();
   auto vt = ParseValueType(s_->config.compression.value_type);
@@ -80,7 +81,7 @@ absl::Status CoordinatorService::AcceptUpload(const v1::UploadHeader& h,
   // The weight p_i is what the coordinator knows (the shard size the
   // daemon reported once, bounded), never the upload header's claim.
   return plan.state->Accept(h.client_id(), h.model_id(),
-                            s_->registry.ShardSize(h.client_id()),
+                            s_->reports.ShardSize(h.client_id()),
                             std::move(*delta));
 }
 
@@ -130,11 +131,9 @@ class CoordinatorService::UploadReactor
     if (!chunk_.has_header())
       return Fail(absl::InvalidArgumentError("malformed upload: no header"));
     header_ = chunk_.header();
-    const auto session = svc_->s_->registry.BySession(header_.session_id());
-    const absl::Status caller =
-        CheckCaller(session.get(), svc_->PeerIdentity(ctx_));
-    if (!caller.ok()) return Fail(caller);
-    in_session_ = session != nullptr;
+    const auto caller = svc_->Authenticate(ctx_, header_.session_id());
+    if (!caller.ok()) return Fail(caller.status());
+    in_session_ = true;
     auto plan = svc_->CheckUploadHeader(header_);
     if (!plan.ok()) return Fail(plan.status());
     plan_ = std::move(*plan);

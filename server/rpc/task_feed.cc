@@ -112,10 +112,10 @@ absl::StatusOr<CoordinatorService::OpenFeed> CoordinatorService::CheckFeed(
   };
   auto slot = StartCall(ctx);
   if (!slot.ok()) return fail(slot.status(), /*in_round=*/false);
-  auto session = s_->registry.BySession(req.session_id());
-  if (!session)
-    return fail(absl::UnauthenticatedError("unknown session: register first"),
-                /*in_round=*/false);
+  auto caller = Authenticate(ctx, req.session_id());
+  if (!caller.ok())
+    return fail(caller.status(), !absl::IsUnauthenticated(caller.status()));
+  std::shared_ptr<DaemonSession> session = *std::move(caller);
   // A reconnecting daemon's new feed may overlap its old one briefly.
   if (++session->open_feeds > kMaxFeeds) {
     --session->open_feeds;
@@ -127,7 +127,7 @@ absl::StatusOr<CoordinatorService::OpenFeed> CoordinatorService::CheckFeed(
   }
   // Refused whole, before it opens: a daemon reports only the clients it
   // registered, so a report of another one is not a daemon's mistake.
-  absl::Status owner = CheckCaller(session.get(), PeerIdentity(ctx));
+  absl::Status owner = absl::OkStatus();
   for (const v1::LogicalClient& c : req.clients())
     if (owner.ok()) owner = CheckOwner(session.get(), c.client_id());
   if (!owner.ok()) {
@@ -156,9 +156,9 @@ void CoordinatorService::BookFeedRequest(DaemonSession& session,
        daemon_bytes);
   for (const v1::LogicalClient& c : req.clients()) {
     for (const absl::Status& st :
-         {s_->registry.ReportShardSize(session, c.client_id(),
+         {s_->reports.ReportShardSize(session, c.client_id(),
                                        c.num_samples()),
-          s_->registry.ReportClientInfo(
+          s_->reports.ReportClientInfo(
               session, c.client_id(),
               std::vector<uint64_t>(c.label_counts().begin(),
                                     c.label_counts().end()),

@@ -22,9 +22,10 @@
 #include "common/net/secure_byte_book.h"
 #include "common/net/token_book.h"
 #include "server/run/coordinator_metrics.h"
-#include "server/shared/download_book.h"
 #include "server/run/model_store.h"
+#include "server/shared/download_book.h"
 #include "server/state/client_registry.h"
+#include "server/state/client_reports.h"
 #include "server/state/round_state.h"
 #include "server/state/secure_session.h"
 #include "shefl.pb.h"
@@ -38,7 +39,7 @@ struct CoordinatorState {
         store(std::move(models)),
         registry(config.clients.num_clients) {
     if (config.aggregation.robust)
-      registry.SetShardMultiple(config.robust.shard_multiple);
+      reports.SetShardMultiple(config.robust.shard_multiple);
   }
 
   const ExperimentConfig config;
@@ -48,6 +49,7 @@ struct CoordinatorState {
   std::vector<v1::TensorLayout> model_layout;
   std::unique_ptr<ModelStore> store;
   ClientRegistry registry;
+  ClientReports reports;
   ByteLedger ledger;
   DownloadBook downloads;
   CoordinatorMetrics metrics;

@@ -1,4 +1,7 @@
-// The daemons that registered and the logical clients each one hosts.
+// The daemons that registered and the logical clients each one hosts: the
+// sessions, their feeds and who owns which name and client. What the
+// clients report of themselves once registered (shard sizes, label
+// counts, capacity) is server/state/client_reports.h's.
 //
 // Identity (docs/DESIGN.md, "Trust and faults"): a daemon is its TLS client certificate
 // (mutual TLS) or, without one, the deployment's token; the service passes
@@ -60,41 +63,6 @@ class ClientRegistry {
   // identity, ALREADY_EXISTS for a client a live daemon hosts.
   absl::StatusOr<std::shared_ptr<DaemonSession>> Register(
       const v1::RegisterRequest& req, const std::string& identity);
-
-  // Records the shard size the daemon reports once its data is loaded; the
-  // first report of a client stands (later different ones are ignored and
-  // returned false). Sizes outside [1, kMaxShardSize] are refused.
-  absl::Status ReportShardSize(const DaemonSession& s, int64_t client,
-                               uint64_t num_samples);
-  // The aggregation weight p_i of `client`: its reported shard size (at
-  // most the shard bound), or 1 when none was reported.
-  double ShardSize(int64_t client) const;
-  // robust.shard_multiple: ShardSize and ShardSizes take a claim above
-  // `multiple` x the median claim as that bound, so one daemon claiming
-  // 2^32 samples cannot take a member's whole weight or HASA's scores;
-  // 0 (the default): as claimed.
-  void SetShardMultiple(double multiple);
-  // Claims ShardSize / ShardSizes have bounded so far (clients).
-  int64_t ShardsBounded() const;
-  static constexpr uint64_t kMaxShardSize = uint64_t{1} << 32;
-
-  // What a daemon declares of a client beside its shard size: its label
-  // histogram (HASA; the counts must add up to the shard size, at most
-  // kMaxClasses classes) and its capacity level (models a round, <= 1024;
-  // 0: none). First report stands, as for the shard size; `label_bytes`
-  // is what the histogram cost on the wire (common/net/label_counts.h).
-  absl::Status ReportClientInfo(const DaemonSession& s, int64_t client,
-                                const std::vector<uint64_t>& label_counts,
-                                uint32_t capacity, uint64_t label_bytes);
-  static constexpr size_t kMaxClasses = 1 << 20;
-  // Reported label histograms by client (those reported so far).
-  std::map<int64_t, std::vector<uint64_t>> LabelCounts() const;
-  // Reported shard sizes by client (bounded as ShardSize is).
-  std::map<int64_t, uint64_t> ShardSizes() const;
-  // The declared capacity of `client`, 0 when none.
-  uint32_t DeclaredCapacity(int64_t client) const;
-  // Label-count bytes received, by client (every report, repeats included).
-  std::map<int64_t, uint64_t> LabelBytes() const;
 
   // Which identity owns which client ids and daemon names. Saved with each
   // checkpoint and restored on --resume (server/run/ownership_file.h), so
@@ -168,14 +136,6 @@ class ClientRegistry {
   std::vector<std::string> identities_ ABSL_GUARDED_BY(mu_);
   std::map<std::string, int32_t> identity_index_ ABSL_GUARDED_BY(mu_);
   std::map<std::string, std::string> name_identity_ ABSL_GUARDED_BY(mu_);
-  std::map<int64_t, uint64_t> shard_size_ ABSL_GUARDED_BY(mu_);
-  double shard_multiple_ ABSL_GUARDED_BY(mu_) = 0;
-  // shard_multiple_ x the median claim; recomputed when a claim arrives.
-  mutable double shard_bound_ ABSL_GUARDED_BY(mu_) = 0;
-  mutable bool shard_bound_stale_ ABSL_GUARDED_BY(mu_) = false;
-  std::map<int64_t, std::vector<uint64_t>> label_counts_ ABSL_GUARDED_BY(mu_);
-  std::map<int64_t, uint32_t> capacity_ ABSL_GUARDED_BY(mu_);
-  std::map<int64_t, uint64_t> label_bytes_ ABSL_GUARDED_BY(mu_);
 
   // `n` clients for an auto registration (mu_ held): the name's clients
   // again for the same identity, else the lowest ids no session holds and
@@ -192,8 +152,6 @@ class ClientRegistry {
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   std::shared_ptr<DaemonSession> HostLocked(int64_t id) const
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // A claim as ShardSize returns it (0 multiple: unchanged).
-  uint64_t BoundedLocked(uint64_t claim) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // By value: callers pass a map's own entry, which Drop erases.
   void Drop(std::shared_ptr<DaemonSession> old) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 };

@@ -6,6 +6,7 @@
 #include "absl/strings/cord.h"
 #include "absl/strings/str_cat.h"
 #include "common/core/mutex.h"
+#include "common/core/status_macros.h"
 
 namespace shefl {
 
@@ -78,7 +79,7 @@ absl::Status RoundState::Accept(int64_t client, int64_t model,
                           it->second.k)),
                       "over_budget");
   ReceivedUpdate u{client, it->second.tier, num_samples, std::move(delta)};
-  if (auto st = aggregators_.at(model).Add(std::move(u)); !st.ok()) return st;
+  SHEFL_RETURN_IF_ERROR(aggregators_.at(model).Add(std::move(u)));
   it->second.received = true;
   it->second.arrived_s =
       std::chrono::duration<double>(Clock::now() - opened_).count();
@@ -96,10 +97,8 @@ absl::Status RoundState::AcceptSecure(int64_t model, SparseDelta sum,
       return absl::FailedPreconditionError(
           absl::StrCat("round ", round_, " is closed"));
     const int64_t id = clients.empty() ? 0 : clients.front();
-    if (auto st = aggregators_.at(model).Add(
-            {id, Tier::kLpc, 1.0, std::move(sum)});
-        !st.ok())
-      return st;
+    SHEFL_RETURN_IF_ERROR(
+        aggregators_.at(model).Add({id, Tier::kLpc, 1.0, std::move(sum)}));
     const double now =
         std::chrono::duration<double>(Clock::now() - opened_).count();
     for (int64_t client : clients) {

@@ -5,7 +5,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/core/log.h"
-#include "common/net/secure_wire.h"
+#include "common/core/status_macros.h"
+#include "common/secure_wire/secure_wire.h"
 
 namespace shefl {
 
@@ -65,7 +66,7 @@ void SecureSession::Start() {
 
 absl::Status SecureSession::Take(const v1::SecureCall& call) {
   MutexLock lock(mu_);
-  if (auto st = TakeLocked(call); !st.ok()) return st;
+  SHEFL_RETURN_IF_ERROR(TakeLocked(call));
   waiting_.erase(call.party());
   if (waiting_.empty()) CloseLocked();
   return absl::OkStatus();

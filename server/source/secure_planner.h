@@ -7,8 +7,8 @@
 // and the session's parameters. After the round it folds each published
 // global update into the accumulator.
 // Not thread-safe: the round loop's.
-#ifndef SHEFL_SERVER_ROUND_SECURE_PLANNER_H_
-#define SHEFL_SERVER_ROUND_SECURE_PLANNER_H_
+#ifndef SHEFL_SERVER_SOURCE_SECURE_PLANNER_H_
+#define SHEFL_SERVER_SOURCE_SECURE_PLANNER_H_
 
 #include <chrono>
 #include <map>
@@ -57,4 +57,4 @@ class SecurePlanner {
 
 }  // namespace shefl
 
-#endif  // SHEFL_SERVER_ROUND_SECURE_PLANNER_H_
+#endif  // SHEFL_SERVER_SOURCE_SECURE_PLANNER_H_

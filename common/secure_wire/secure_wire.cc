@@ -1,4 +1,4 @@
-#include "common/net/secure_wire.h"
+#include "common/secure_wire/secure_wire.h"
 
 #include <cstring>
 

@@ -1,4 +1,4 @@
-#include "server/round/secure_planner.h"
+#include "server/source/secure_planner.h"
 
 #include <algorithm>
 #include <cmath>
@@ -108,7 +108,7 @@ void SecurePlanner::Weigh(const RoundPlan& plan, int64_t model,
     if (std::count(t.models.begin(), t.models.end(), model))
       planned
           .Add({t.client_id, t.tier,
-                std::max(1.0, state.registry.ShardSize(t.client_id)),
+                std::max(1.0, state.reports.ShardSize(t.client_id)),
                 SparseDelta{1, {}, {}}})
           .IgnoreError();
   const std::map<int64_t, double> coef = planned.CoefficientsByClient();

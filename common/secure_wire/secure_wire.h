@@ -4,8 +4,8 @@
 // size. Both the coordinator and the daemon use them, so the two ends read
 // the same bytes the same way.
 // Thread-safe: free functions without state.
-#ifndef SHEFL_COMMON_NET_SECURE_WIRE_H_
-#define SHEFL_COMMON_NET_SECURE_WIRE_H_
+#ifndef SHEFL_COMMON_SECURE_WIRE_SECURE_WIRE_H_
+#define SHEFL_COMMON_SECURE_WIRE_SECURE_WIRE_H_
 
 #include <cstdint>
 #include <vector>
@@ -37,4 +37,4 @@ absl::StatusOr<UnmaskReply> FromProto(const v1::SecureShares& in,
 
 }  // namespace shefl
 
-#endif  // SHEFL_COMMON_NET_SECURE_WIRE_H_
+#endif  // SHEFL_COMMON_SECURE_WIRE_SECURE_WIRE_H_

@@ -1,4 +1,4 @@
-#include "server/waiting_line.h"
+#include "server/run/waiting_line.h"
 
 #include <algorithm>
 

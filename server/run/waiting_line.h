@@ -3,8 +3,8 @@
 // connected daemon hosts the same number of clients (compose's scaled
 // `auto:10` daemons), how many more such daemons that means, in compose's
 // terms too. Pure function; thread-compatible.
-#ifndef SHEFL_SERVER_WAITING_LINE_H_
-#define SHEFL_SERVER_WAITING_LINE_H_
+#ifndef SHEFL_SERVER_RUN_WAITING_LINE_H_
+#define SHEFL_SERVER_RUN_WAITING_LINE_H_
 
 #include <cstdint>
 #include <string>
@@ -25,4 +25,4 @@ std::string ClientList(const std::vector<int64_t>& clients);
 
 }  // namespace shefl
 
-#endif  // SHEFL_SERVER_WAITING_LINE_H_
+#endif  // SHEFL_SERVER_RUN_WAITING_LINE_H_

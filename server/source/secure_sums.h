@@ -1,0 +1,63 @@
+// The secure source of a round's updates (aggregation.secure;
+// docs/DESIGN.md, "Secure aggregation"): one session per model, planned
+// by SecurePlanner and opened with the round's tasks; the round drives
+// their stages (server/state/secure_session.h; the handlers in
+// server/rpc/coordinator_secure.cc serve them) until each has its sum or
+// is abandoned, and hands each unmasked sum to the round as the model's
+// one update, weighted already. A party whose daemon is gone for good
+// (clients.lost_after_s) is not waited for at any stage. After the models
+// are published it folds each global update into the public support's
+// accumulator.
+// Not thread-safe: the round loop's.
+#ifndef SHEFL_SERVER_SOURCE_SECURE_SUMS_H_
+#define SHEFL_SERVER_SOURCE_SECURE_SUMS_H_
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "server/run/model_store.h"
+#include "server/source/secure_planner.h"
+#include "server/source/update_source.h"
+
+namespace shefl {
+
+class SecureSums : public UpdateSource {
+ public:
+  SecureSums(CoordinatorState* state, const LostDaemons* lost,
+             std::unique_ptr<SecurePlanner> planner)
+      : state_(state), lost_(lost), planner_(std::move(planner)) {}
+
+  // A session's sum is one update, weighted by the parties already.
+  AggregationConfig Aggregation(
+      const AggregationConfig& configured) const override;
+  void Open(const RoundPlan& plan, int64_t round,
+            Clock::time_point deadline) override;
+  // Drives the stages until every session is done (true when every
+  // planned update came in through a finished session), then hands the
+  // sums in.
+  bool Gather(RoundState& rs) override;
+  void BeforePublish(std::vector<ModelAggregator>& aggregators) override;
+  void Published() override;
+  // `secure` (each model's outcome) and `secure_bytes`.
+  void AddFields(int64_t round, nlohmann::json* line) const override;
+
+ private:
+  // True when every session is done; false on a stop.
+  bool WaitForSessions();
+  // Each model's sum into `rs`; the round line's `secure` record.
+  nlohmann::json HandIn(RoundState& rs);
+  nlohmann::json HandInModel(RoundState& rs, int64_t model);
+  // A sum's clients in the series plain uploads count in.
+  void CountUpdates(size_t clients, const std::string& result);
+
+  CoordinatorState* const state_;
+  const LostDaemons* const lost_;
+  std::unique_ptr<SecurePlanner> planner_;
+  nlohmann::json line_;                // this round's `secure` record
+  std::vector<ModelSnapshot> before_;  // the models before publication
+};
+
+}  // namespace shefl
+
+#endif  // SHEFL_SERVER_SOURCE_SECURE_SUMS_H_

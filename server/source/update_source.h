@@ -1,0 +1,67 @@
+// How a round's updates reach its aggregators (docs/DESIGN.md, "The
+// round"): plain uploads, each validated by the gRPC handlers as it
+// arrives, or one secure session per model whose unmasked sum is the
+// model's one update. The Coordinator chooses a source once, at set-up
+// (MakeUpdateSource), and its round loop names no transport: it opens the
+// source with the round, lets it gather, and publishes what it gathered.
+//
+// A new way for updates to arrive is a new implementation, not a branch
+// in the round loop: a buffered source gathers until a model's buffer is
+// full; a private one adds its noise in BeforePublish, so nothing leaves
+// un-noised.
+// Not thread-safe: the round loop's (the handlers reach a source's
+// sessions through CoordinatorState, which is thread-safe).
+#ifndef SHEFL_SERVER_SOURCE_UPDATE_SOURCE_H_
+#define SHEFL_SERVER_SOURCE_UPDATE_SOURCE_H_
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "common/core/config.h"
+#include "common/fed/aggregate.h"
+#include "common/fed/schedule.h"
+#include "server/shared/coordinator_state.h"
+#include "server/state/lost_daemons.h"
+#include "server/state/round_state.h"
+
+namespace shefl {
+
+class UpdateSource {
+ public:
+  using Clock = std::chrono::steady_clock;
+  virtual ~UpdateSource() = default;
+
+  // The rule the round's books aggregate with: the config's, unless the
+  // source's updates arrive weighted already.
+  virtual AggregationConfig Aggregation(
+      const AggregationConfig& configured) const {
+    return configured;
+  }
+  // After the round's tasks are pushed: what the source needs opened.
+  virtual void Open(const RoundPlan& plan, int64_t round,
+                    Clock::time_point deadline) {}
+  // Waits for the round's updates and hands what arrived to `rs`: true
+  // when every expected update is in, false at the deadline or a stop.
+  virtual bool Gather(RoundState& rs) = 0;
+  // Just before the round's kind publishes `aggregators` (a private source
+  // adds noise here). Not called for a round abandoned on a stop.
+  virtual void BeforePublish(std::vector<ModelAggregator>& aggregators) {}
+  // After the round's models were published.
+  virtual void Published() {}
+  // The source's fields of round `round`'s line in rounds.jsonl.
+  virtual void AddFields(int64_t round, nlohmann::json* line) const {}
+};
+
+// aggregation.secure's source when it is on, plain uploads otherwise.
+// `resumed`: the run goes on from a checkpoint (said of what is not kept).
+std::unique_ptr<UpdateSource> MakeUpdateSource(CoordinatorState* state,
+                                               const LostDaemons* lost,
+                                               bool resumed);
+
+}  // namespace shefl
+
+#endif  // SHEFL_SERVER_SOURCE_UPDATE_SOURCE_H_
