@@ -5,8 +5,8 @@ into a shefl federation, beside the C++ daemons.
     opts = cli.parse(sys.argv[1:])          # the C++ daemon's flags
     Client(opts, model=make_model, train=my_train).run()
 
-Modules: client (the daemon protocol; client_state and client_session
-its parts, options what they share), train (TrainContext, the C++ batch
+Modules: client (the daemon protocol; client_state, client_session and
+model_download its parts, options what they share), train (TrainContext, the C++ batch
 order, sgd_train), models (the C++ `cnn` and `mlp` in PyTorch), flat (the
 flat fp32 layout), codec (the wire codec, byte for byte the C++ one),
 compress (top-k, error feedback), partition and data (the shards the C++
