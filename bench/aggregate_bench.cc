@@ -15,22 +15,18 @@
 // (1400, 55,210) is a round of 1,000 clients of the mlp (100
 // HPCs x 5 models + 900 LPCs).
 #include <benchmark/benchmark.h>
-#include <time.h>
 
 #include <algorithm>
 #include <random>
 
+#include "bench/bench_support.h"
 #include "common/core/rng.h"
 #include "common/fed/aggregate.h"
 
 namespace shefl {
 namespace {
 
-double ThreadCpuMs() {
-  timespec t;
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
-  return t.tv_sec * 1e3 + t.tv_nsec * 1e-6;
-}
+using bench::ThreadCpuMs;
 
 SparseDelta RandomSparse(uint64_t dim, uint64_t k, std::mt19937_64& rng) {
   SparseDelta d;

@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "bench/bench_usage.h"
+#include "bench/bench_support.h"
 #include "common/learn/device.h"
 #include "common/learn/evaluate.h"
 #include "common/learn/models.h"
@@ -72,9 +72,10 @@ double StackedSeconds(const std::vector<std::shared_ptr<shefl::Net>>& nets,
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (const int code = shefl::HelpOrBadFlag(argc, argv, kUsage); code >= 0) return code;
-  const int64_t n = argc > 1 ? std::atoll(argv[1]) : 4000;
-  const int sittings = argc > 2 ? std::atoi(argv[2]) : 3;
+  const shefl::bench::BenchArgs args = shefl::bench::ParseBenchArgs(argc, argv, kUsage);
+  if (args.exit_code >= 0) return args.exit_code;
+  const int64_t n = args.IntArg(0, 4000);
+  const int sittings = static_cast<int>(args.IntArg(1, 3));
   shefl::ConfigureThreads(1);
   shefl::Dataset data;
   data.x = at::randn({n, 1, 28, 28});
@@ -95,9 +96,8 @@ int main(int argc, char** argv) {
       std::vector<double> rates;
       for (int s = 0; s < sittings; ++s)
         rates.push_back(5.0 * static_cast<double>(n) / Seconds(nets, data, b, p));
-      std::sort(rates.begin(), rates.end());
       std::printf("%s batch %4lld: %8.0f member-samples/s (median of %d)\n", p.c_str(),
-                  static_cast<long long>(b), rates[rates.size() / 2], sittings);
+                  static_cast<long long>(b), shefl::bench::Median(rates), sittings);
     }
   for (const std::string& p : precisions) {
     std::vector<double> plain, stacked;
@@ -108,12 +108,11 @@ int main(int argc, char** argv) {
       plain.push_back(5.0 * static_cast<double>(n) / Seconds(nets, data, 256, p));
     for (int s = 0; s < sittings; ++s)
       stacked.push_back(5.0 * static_cast<double>(n) / StackedSeconds(nets, data, 256, p));
-    std::sort(plain.begin(), plain.end());
-    std::sort(stacked.begin(), stacked.end());
+    const double one_by_one = shefl::bench::Median(plain);
+    const double together = shefl::bench::Median(stacked);
     std::printf("%s batch  256: members one by one %8.0f, stacked %8.0f member-samples/s "
                 "(%.2fx; median of %d)\n",
-                p.c_str(), plain[plain.size() / 2], stacked[stacked.size() / 2],
-                stacked[stacked.size() / 2] / plain[plain.size() / 2], sittings);
+                p.c_str(), one_by_one, together, together / one_by_one, sittings);
   }
   if (precisions.size() == 1) std::printf("bf16: not on this CPU (no AVX512_BF16 or AMX)\n");
   return 0;

@@ -18,15 +18,13 @@
 #include <ATen/Functions.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cstdio>
 #include <memory>
 #include <string>
 #include <utility>
 #include <vector>
 
-#include "absl/strings/match.h"
-#include "absl/strings/numbers.h"
+#include "bench/bench_support.h"
 #include "common/data/data.h"
 #include "common/fed/client_metrics.h"
 #include "common/fed/config_load.h"
@@ -59,27 +57,11 @@ struct Options {
   std::string config = "configs/fmnist-paper.yaml";
 };
 
-bool ParseOptions(int argc, char** argv, Options* o) {
-  for (int i = 1; i < argc; ++i) {
-    const std::string a = argv[i];
-    const auto value = [&](const char* flag) {
-      return a.substr(std::string(flag).size());
-    };
-    if (absl::StartsWith(a, "--epochs=")) {
-      if (!absl::SimpleAtoi(value("--epochs="), &o->epochs) || o->epochs < 1)
-        return false;
-    } else if (absl::StartsWith(a, "--top=")) {
-      if (!absl::SimpleAtoi(value("--top="), &o->top) || o->top < 0)
-        return false;
-    } else if (absl::StartsWith(a, "--device=")) {
-      o->device = value("--device=");
-    } else if (absl::StartsWith(a, "--config=")) {
-      o->config = value("--config=");
-    } else {
-      return false;
-    }
-  }
-  return true;
+bench::BenchFlags Flags(Options* o) {
+  return {{"--epochs", bench::IntFlag(&o->epochs, 1)},
+          {"--top", bench::IntFlag(&o->top, 0)},
+          {"--device", bench::TextFlag(&o->device)},
+          {"--config", bench::TextFlag(&o->config)}};
 }
 
 // FMNIST's training split has 6,000 samples of each class, and a
@@ -144,17 +126,11 @@ struct PathResult {
   double seconds = 0;
 };
 
-double Now() {
-  return std::chrono::duration<double>(
-             std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
-
 absl::StatusOr<PathResult> Sequential(std::vector<CohortTask>& tasks,
                                       const Dataset& data,
                                       const TrainConfig& cfg, bool names) {
   PathResult r;
-  const double t0 = Now();
+  const double t0 = bench::WallSeconds();
   OpCounter counter(names);
   for (size_t i = 0; i < tasks.size(); ++i) {
     auto st = LocalTrain(*tasks[i].net, data, tasks[i].indices, cfg,
@@ -163,13 +139,13 @@ absl::StatusOr<PathResult> Sequential(std::vector<CohortTask>& tasks,
     r.steps.push_back(st->steps);
     if ((i + 1) % 5 == 0 || i + 1 == tasks.size())
       std::fprintf(stderr, "  sequential: %zu/%zu tasks, %.0f s\n", i + 1,
-                   tasks.size(), Now() - t0);
+                   tasks.size(), bench::WallSeconds() - t0);
   }
   counter.Stop();
   r.ops = counter.counts();
   r.top_names = counter.ByName(true);
   r.all_names = counter.ByName(false);
-  r.seconds = Now() - t0;
+  r.seconds = bench::WallSeconds() - t0;
   return r;
 }
 
@@ -179,11 +155,11 @@ absl::StatusOr<PathResult> Stacked(std::vector<CohortTask>& tasks,
   PathResult r;
   std::fprintf(stderr, "  stacked: %zu tasks as one stack ...\n",
                tasks.size());
-  const double t0 = Now();
+  const double t0 = bench::WallSeconds();
   OpCounter counter(names);
   auto results = CohortTrain(tasks, data, cfg, dev);
   counter.Stop();
-  r.seconds = Now() - t0;
+  r.seconds = bench::WallSeconds() - t0;
   for (auto& st : results) {
     if (!st.ok()) return st.status();
     r.steps.push_back(st->steps);
@@ -299,16 +275,8 @@ int Run(const Options& o) {
 
 int main(int argc, char** argv) {
   shefl::Options o;
-  for (int i = 1; i < argc; ++i) {
-    const std::string a = argv[i];
-    if (a == "--help" || a == "-h") {
-      std::printf("%s", shefl::kUsage);
-      return 0;
-    }
-  }
-  if (!ParseOptions(argc, argv, &o)) {
-    std::fprintf(stderr, "%s", shefl::kUsage);
-    return 2;
-  }
+  const shefl::bench::BenchArgs args = shefl::bench::ParseBenchArgs(
+      argc, argv, shefl::kUsage, shefl::Flags(&o), /*max_positional=*/0);
+  if (args.exit_code >= 0) return args.exit_code;
   return shefl::Run(o);
 }

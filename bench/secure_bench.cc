@@ -21,7 +21,7 @@
 #include <random>
 #include <vector>
 
-#include "bench/bench_usage.h"
+#include "bench/bench_support.h"
 #include "common/secure/collector.h"
 #include "common/secure/party.h"
 #include "common/sparse/codec.h"
@@ -40,11 +40,6 @@ constexpr uint64_t kDim = 582026;
 struct Figures {
   double party_ms = 0, collector_ms = 0;
 };
-
-double Median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
 
 // One session. Parties time their own work; at n >= 300 only every tenth
 // party masks for real (the masked sum is then not the true sum, but the
@@ -126,7 +121,7 @@ Figures Session(uint32_t n, uint64_t k, bool drop) {
   }
   std::vector<double> party;
   for (uint32_t i : timed) party.push_back(own[i]);
-  return {Median(party), coll};
+  return {bench::Median(party), coll};
 }
 
 // Bytes one surviving party sends (up) and receives (down), by the
@@ -164,9 +159,11 @@ std::vector<uint32_t> RandomIndices(uint64_t k) {
 int main(int argc, char** argv) {
   using namespace shefl;
   const char* usage = "usage: secure_bench [N ...]   (parties; default 10 100)\n";
-  if (int code = HelpOrBadFlag(argc, argv, usage); code >= 0) return code;
+  const bench::BenchArgs args = bench::ParseBenchArgs(argc, argv, usage);
+  if (args.exit_code >= 0) return args.exit_code;
   std::vector<uint32_t> ns;
-  for (int i = 1; i < argc; ++i) ns.push_back(static_cast<uint32_t>(std::atoi(argv[i])));
+  for (size_t i = 0; i < args.positional.size(); ++i)
+    ns.push_back(static_cast<uint32_t>(args.IntArg(i, 0)));
   if (ns.empty()) ns = {10, 100};
   std::printf("| n | K | dropped | party ms | collector ms | party up B | party down B "
               "| plain top-k up B | up ratio |\n");
@@ -184,8 +181,8 @@ int main(int argc, char** argv) {
         const double plain = static_cast<double>(PredictEncodedSize(kDim, idx, ValueType::kFp32));
         const PartyBytes b = BytesOf(n, k, drop, plain - 4.0 * static_cast<double>(k));
         std::printf("| %u | %llu | %s | %.1f | %.1f | %.0f | %.0f | %.0f | %.2fx |\n", n,
-                    static_cast<unsigned long long>(k), drop ? "30%" : "0%", Median(p),
-                    Median(c), b.up, b.down, plain, b.up / plain);
+                    static_cast<unsigned long long>(k), drop ? "30%" : "0%",
+                    bench::Median(p), bench::Median(c), b.up, b.down, plain, b.up / plain);
         std::fflush(stdout);
       }
   return 0;

@@ -18,10 +18,7 @@
 #include <ATen/Context.h>
 #include <ATen/ops/randint.h>
 #include <ATen/ops/randn.h>
-#include <time.h>
 
-#include <algorithm>
-#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
@@ -29,7 +26,7 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_split.h"
-#include "bench/bench_usage.h"
+#include "bench/bench_support.h"
 #include "common/core/config.h"
 #include "common/learn/device.h"
 #include "common/learn/models.h"
@@ -38,23 +35,9 @@
 namespace {
 
 using shefl::Dataset;
-
-double ThreadCpuSeconds() {
-  timespec ts;
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
-}
-
-double WallSeconds() {
-  return std::chrono::duration<double>(
-             std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
-
-double Median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
+using shefl::bench::Median;
+using shefl::bench::ThreadCpuSeconds;
+using shefl::bench::WallSeconds;
 
 struct Bench {
   std::string model;
@@ -137,13 +120,13 @@ constexpr char kUsage[] =
     "  cuda needs a build with a CUDA LibTorch and a GPU.\n";
 
 int main(int argc, char** argv) {
-  if (const int code = shefl::HelpOrBadFlag(argc, argv, kUsage); code >= 0) return code;
-  const std::string spec = argc > 1 ? argv[1] : "cpu";
-  const int64_t steps = argc > 2 ? std::atoll(argv[2]) : 20;
-  const int sittings = argc > 3 ? std::atoi(argv[3]) : 5;
-  const auto models =
-      ParseList<std::string>(argc > 4 ? argv[4] : "cnn,resnet18");
-  const auto ms = ParseList<int64_t>(argc > 5 ? argv[5] : "2,5,10");
+  const shefl::bench::BenchArgs args = shefl::bench::ParseBenchArgs(argc, argv, kUsage);
+  if (args.exit_code >= 0) return args.exit_code;
+  const std::string spec = args.Arg(0, "cpu");
+  const int64_t steps = args.IntArg(1, 20);
+  const int sittings = static_cast<int>(args.IntArg(2, 5));
+  const auto models = ParseList<std::string>(args.Arg(3, "cnn,resnet18"));
+  const auto ms = ParseList<int64_t>(args.Arg(4, "2,5,10"));
   auto dev = shefl::ResolveDevice(spec);
   if (!dev.ok()) {
     std::fprintf(stderr, "%s\n", dev.status().ToString().c_str());

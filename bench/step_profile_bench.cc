@@ -20,7 +20,6 @@
 #include <torch/optim/sgd.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cstdio>
 #include <map>
 #include <memory>
@@ -29,8 +28,8 @@
 #include <vector>
 
 #include "absl/strings/match.h"
-#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "bench/bench_support.h"
 #include "common/core/malloc_tuning.h"
 #include "common/learn/lean_sgd.h"
 #include "common/learn/models.h"
@@ -60,40 +59,19 @@ struct Options {
   bool tune_malloc = true;
 };
 
-// False for a flag it does not know or a value out of range; *bad then
-// holds that argument.
-bool ParseOptions(int argc, char** argv, Options* o, std::string* bad) {
-  for (int i = 1; i < argc; ++i) {
-    const std::string a = argv[i];
-    *bad = a;
-    auto value = [&](const char* f) { return a.substr(std::string(f).size()); };
-    if (absl::StartsWith(a, "--precision=")) {
-      o->precision = value("--precision=");
-    } else if (absl::StartsWith(a, "--sgd=")) {
-      o->sgd = value("--sgd=");
-      if (o->sgd != "torch" && o->sgd != "lean") return false;
-    } else if (a == "--malloc=glibc" || a == "--malloc=tuned") {
-      o->tune_malloc = a == "--malloc=tuned";
-    } else if (absl::StartsWith(a, "--steps=")) {
-      if (!absl::SimpleAtoi(value("--steps="), &o->steps) || o->steps < 1)
-        return false;
-    } else if (absl::StartsWith(a, "--batch=")) {
-      if (!absl::SimpleAtoi(value("--batch="), &o->batch) || o->batch < 1)
-        return false;
-    } else if (absl::StartsWith(a, "--top=")) {
-      if (!absl::SimpleAtoi(value("--top="), &o->top) || o->top < 0)
-        return false;
-    } else {
-      return false;
-    }
-  }
-  return true;
-}
-
-double Now() {
-  return std::chrono::duration<double>(
-             std::chrono::steady_clock::now().time_since_epoch())
-      .count();
+bench::BenchFlags Flags(Options* o) {
+  return {{"--precision", bench::TextFlag(&o->precision)},
+          {"--sgd", bench::OneOfFlag(&o->sgd, {"torch", "lean"})},
+          {"--malloc",
+           [o](const char* v) {
+             std::string m;
+             if (!bench::OneOfFlag(&m, {"tuned", "glibc"})(v)) return false;
+             o->tune_malloc = m == "tuned";
+             return true;
+           }},
+          {"--steps", bench::IntFlag(&o->steps, 1)},
+          {"--batch", bench::IntFlag(&o->batch, 1)},
+          {"--top", bench::IntFlag(&o->top, 0)}};
 }
 
 // ---- the timer: one thread, RecordFunction start/end pairs ----
@@ -117,7 +95,7 @@ std::unique_ptr<at::ObserverContext> OnStart(const at::RecordFunction& fn) {
   Frame f;
   f.name = fn.name();
   f.node = !fn.operator_name().has_value();
-  f.start = Now();
+  f.start = bench::WallSeconds();
   t_frames.push_back(std::move(f));
   return nullptr;
 }
@@ -126,7 +104,7 @@ void OnEnd(const at::RecordFunction&, at::ObserverContext*) {
   if (t_frames.empty() || g_tally == nullptr) return;
   Frame f = std::move(t_frames.back());
   t_frames.pop_back();
-  const double total = Now() - f.start;
+  const double total = bench::WallSeconds() - f.start;
   if (!t_frames.empty()) t_frames.back().child += total;
   if (!f.node) g_tally->self[f.name] += total - f.child;
   // Rows: the top-level ops of the phases, and the autograd nodes (an op
@@ -179,12 +157,9 @@ struct Step {
 
 int Main(int argc, char** argv) {
   Options o;
-  std::string bad;
-  if (!ParseOptions(argc, argv, &o, &bad)) {
-    std::fprintf(stderr, "step_profile_bench: bad argument '%s'\n\n%s",
-                 bad.c_str(), kUsage);
-    return 2;
-  }
+  const bench::BenchArgs args = bench::ParseBenchArgs(
+      argc, argv, kUsage, Flags(&o), /*max_positional=*/0);
+  if (args.exit_code >= 0) return args.exit_code;
   if (absl::Status st = CheckPrecision("--precision", o.precision,
                                        c10::Device(c10::kCPU));
       !st.ok()) {
@@ -220,9 +195,9 @@ int Main(int argc, char** argv) {
         torch::optim::SGDOptions(s.cfg.lr).weight_decay(s.cfg.weight_decay));
   }
   for (int i = 0; i < 50; ++i) s.Run(false);
-  double t0 = Now();
+  double t0 = bench::WallSeconds();
   for (int64_t i = 0; i < o.steps; ++i) s.Run(false);
-  const double plain = (Now() - t0) / o.steps;
+  const double plain = (bench::WallSeconds() - t0) / o.steps;
 
   Tallies tally;
   g_tally = &tally;
@@ -230,12 +205,12 @@ int Main(int argc, char** argv) {
   auto handle = at::addThreadLocalCallback(
       at::RecordFunctionCallback(&OnStart, &OnEnd)
           .scopes({at::RecordScope::FUNCTION}));
-  t0 = Now();
+  t0 = bench::WallSeconds();
   for (int64_t i = 0; i < o.steps; ++i) {
     g_ordinal.clear();
     s.Run(true);
   }
-  const double timed = (Now() - t0) / o.steps;
+  const double timed = (bench::WallSeconds() - t0) / o.steps;
   at::removeCallback(handle);
   g_tally = nullptr;
 
@@ -271,13 +246,4 @@ int Main(int argc, char** argv) {
 }  // namespace
 }  // namespace shefl
 
-int main(int argc, char** argv) {
-  for (int i = 1; i < argc; ++i) {
-    const std::string a = argv[i];
-    if (a == "--help" || a == "-h") {
-      std::printf("%s", shefl::kUsage);
-      return 0;
-    }
-  }
-  return shefl::Main(argc, argv);
-}
+int main(int argc, char** argv) { return shefl::Main(argc, argv); }

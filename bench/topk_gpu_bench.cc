@@ -22,15 +22,13 @@
 #include <ATen/Parallel.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cstdio>
-#include <cstdlib>
 #include <cstring>
-#include <ctime>
 #include <functional>
 #include <string>
 #include <vector>
 
+#include "bench/bench_support.h"
 #include "common/fed/schedule.h"
 #include "common/learn/compress.h"
 #include "common/sparse/radix_topk.h"
@@ -47,23 +45,9 @@
 namespace shefl {
 namespace {
 
-double ThreadCpuMs() {
-  timespec ts;
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
-
-double WallMs() {
-  return std::chrono::duration<double, std::milli>(
-             std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
-
-double Median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
+using bench::Median;
+using bench::ThreadCpuMs;
+using bench::WallMs;
 
 // Median thread-CPU ms of `reps` calls, after one warm-up call.
 double CpuMs(int reps, const std::function<void()>& f) {
@@ -94,34 +78,21 @@ constexpr char kUsage[] =
     "  CUDA LibTorch, on a GPU (wall ms and bandwidth); a CPU-only build\n"
     "  says it was not built. Both parts run unless turned off with 0.\n";
 
-Options Parse(int argc, char** argv) {
-  Options o;
-  for (int i = 1; i < argc; ++i) {
-    const std::string a = argv[i];
-    if (a == "--help" || a == "-h") {
-      std::printf("%s", kUsage);
-      std::exit(0);
-    }
-    // A bare --cpu or --cuda picks that part alone.
-    if (a == "--cpu" || a == "--cuda") {
-      o.cpu = a == "--cpu";
-      o.cuda = a == "--cuda";
-      continue;
-    }
-    auto value = [&](const char* name) -> const char* {
-      const std::string p = std::string("--") + name + "=";
-      return a.rfind(p, 0) == 0 ? argv[i] + p.size() : nullptr;
-    };
-    if (const char* v = value("reps")) o.reps = std::max(1, std::atoi(v));
-    else if (const char* v = value("max_d")) o.max_d = std::atoll(v);
-    else if (const char* v = value("cpu")) o.cpu = std::atoi(v) != 0;
-    else if (const char* v = value("cuda")) o.cuda = std::atoi(v) != 0;
-    else {
-      std::fprintf(stderr, "unknown argument %s\n\n%s", argv[i], kUsage);
-      std::exit(2);
-    }
-  }
-  return o;
+// --cpu=0|1 turns the part on or off; a bare --cpu picks it alone.
+bench::BenchFlag Part(bool* on, bool* other) {
+  return [on, other](const char* v) {
+    if (v != nullptr) return bench::BoolFlag(on)(v);
+    *on = true;
+    *other = false;
+    return true;
+  };
+}
+
+bench::BenchFlags Flags(Options* o) {
+  return {{"--reps", bench::IntFlag(&o->reps, 1)},
+          {"--max_d", bench::IntFlag(&o->max_d, 1)},
+          {"--cpu", Part(&o->cpu, &o->cuda)},
+          {"--cuda", Part(&o->cuda, &o->cpu)}};
 }
 
 const std::vector<int64_t> kSizes = {582026, 11173962, 100000000};
@@ -253,7 +224,10 @@ void CudaPart(const Options& o) {
 }  // namespace shefl
 
 int main(int argc, char** argv) {
-  const shefl::Options o = shefl::Parse(argc, argv);
+  shefl::Options o;
+  const shefl::bench::BenchArgs args = shefl::bench::ParseBenchArgs(
+      argc, argv, shefl::kUsage, shefl::Flags(&o), /*max_positional=*/0);
+  if (args.exit_code >= 0) return args.exit_code;
   at::set_num_threads(1);  // the CPU comparison is single-threaded
   if (o.cpu) shefl::CpuPart(o);
 #ifdef SHEFL_WITH_CUDA

@@ -7,17 +7,14 @@
 #include <ATen/Parallel.h>
 #include <ATen/ops/randint.h>
 #include <ATen/ops/randn.h>
-#include <time.h>
 
-#include <algorithm>
-#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
 #include <thread>
 #include <vector>
 
-#include "bench/bench_usage.h"
+#include "bench/bench_support.h"
 #include "common/core/config.h"
 #include "common/learn/device.h"
 #include "common/learn/models.h"
@@ -26,6 +23,9 @@
 namespace {
 
 using shefl::Dataset;
+using shefl::bench::Median;
+using shefl::bench::ThreadCpuSeconds;
+using shefl::bench::WallSeconds;
 
 Dataset FakeFashion(int64_t n) {
   Dataset d;
@@ -33,12 +33,6 @@ Dataset FakeFashion(int64_t n) {
   d.y = at::randint(0, 10, {n}, at::kLong);
   d.num_classes = 10;
   return d;
-}
-
-double ThreadCpuSeconds() {
-  timespec ts;
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
 }
 
 // Seconds per step of one task (its own model) on this thread; its CPU
@@ -55,13 +49,13 @@ double RunTask(const Dataset& data, int64_t steps, int64_t member,
   shefl::LocalTrainParams p;
   p.steps = steps;
   p.member = member;
-  auto t0 = std::chrono::steady_clock::now();
+  const double t0 = WallSeconds();
   const double c0 = ThreadCpuSeconds();
   auto stats = shefl::LocalTrain(**model, data, idx, cfg, p);
   if (!stats.ok()) std::abort();
-  std::chrono::duration<double> dt = std::chrono::steady_clock::now() - t0;
+  const double dt = WallSeconds() - t0;
   if (cpu) *cpu = (ThreadCpuSeconds() - c0) / static_cast<double>(steps);
-  return dt.count() / static_cast<double>(steps);
+  return dt / static_cast<double>(steps);
 }
 
 struct StepTimes {
@@ -83,11 +77,6 @@ StepTimes RunSideBySide(const Dataset& data, int64_t steps, int width) {
   return out;
 }
 
-double Median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
-
 }  // namespace
 
 constexpr char kUsage[] =
@@ -99,13 +88,14 @@ constexpr char kUsage[] =
     "  sittings; `alone`: only the single-task sittings.\n";
 
 int main(int argc, char** argv) {
-  if (const int code = shefl::HelpOrBadFlag(argc, argv, kUsage); code >= 0) return code;
-  const int64_t steps = argc > 1 ? std::atoll(argv[1]) : 60;
-  const int sittings = argc > 2 ? std::atoi(argv[2]) : 3;
+  const shefl::bench::BenchArgs args = shefl::bench::ParseBenchArgs(argc, argv, kUsage);
+  if (args.exit_code >= 0) return args.exit_code;
+  const int64_t steps = args.IntArg(0, 60);
+  const int sittings = static_cast<int>(args.IntArg(1, 3));
   const int cores = static_cast<int>(std::thread::hardware_concurrency());
   // "alone": only the single-task sittings (start one per core as separate
   // processes to compare processes with threads).
-  const bool alone_only = argc > 3 && std::string(argv[3]) == "alone";
+  const bool alone_only = args.Arg(2, "") == "alone";
   shefl::ConfigureThreads(1);
   std::printf("%s", at::get_parallel_info().c_str());
   int in_worker = 0;

@@ -11,7 +11,9 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "cli/command_preamble.h"
 #include "cli/start_kits.h"
+#include "common/core/status_macros.h"
 #include "common/net/certs.h"
 
 namespace shefl {
@@ -133,10 +135,10 @@ absl::Status ParseFlag(const std::string& flag, const std::string& value,
     if (o.hosts.empty())
       return absl::InvalidArgumentError("--hosts needs at least one host");
   } else if (flag == "--clients") {
-    if (auto st = ParseNumber(flag, value, 0, 1000, n); !st.ok()) return st;
+    SHEFL_RETURN_IF_ERROR(ParseNumber(flag, value, 0, 1000, n));
     o.clients = n;
   } else if (flag == "--days") {
-    if (auto st = ParseNumber(flag, value, 1, 36500, n); !st.ok()) return st;
+    SHEFL_RETURN_IF_ERROR(ParseNumber(flag, value, 1, 36500, n));
     o.not_after_s = int64_t{n} * 86400;
   } else {
     return absl::InvalidArgumentError(absl::StrCat("unknown flag ", flag));
@@ -144,8 +146,9 @@ absl::Status ParseFlag(const std::string& flag, const std::string& value,
   return absl::OkStatus();
 }
 
-// Reads args[1..] into `a`; a usage error names the flag.
-absl::Status ParseArgs(const std::vector<std::string>& args, CertsArgs& a) {
+// Reads args[1..]; a usage error names the flag.
+absl::StatusOr<CertsArgs> Parse(const std::vector<std::string>& args) {
+  CertsArgs a;
   for (size_t i = 1; i < args.size(); ++i) {
     const std::string& flag = args[i];
     if (flag == "--force" || flag == "--kits") {  // switches: no value
@@ -153,10 +156,8 @@ absl::Status ParseArgs(const std::vector<std::string>& args, CertsArgs& a) {
       else a.kits = true;
       continue;
     }
-    absl::Status st = i + 1 < args.size()
-                          ? ParseFlag(flag, args[++i], a)
-                          : absl::InvalidArgumentError(flag + " needs a value");
-    if (!st.ok()) return st;
+    SHEFL_ASSIGN_OR_RETURN(const std::string value, NextValue(args, i));
+    SHEFL_RETURN_IF_ERROR(ParseFlag(flag, value, a));
   }
   if (a.pki.out_dir.empty() || !a.hosts_given)
     return absl::InvalidArgumentError(absl::StrCat(
@@ -167,7 +168,7 @@ absl::Status ParseArgs(const std::vector<std::string>& args, CertsArgs& a) {
   if (a.kits && a.pki.clients < 1)
     return absl::InvalidArgumentError(
         "--clients 0: --kits needs at least one daemon");
-  return absl::OkStatus();
+  return a;
 }
 
 // The kits' plan, checked before anything is written (so a refused call
@@ -228,19 +229,9 @@ absl::Status Write(const CertsArgs& a) {
   return ChownForService(written, a.owner);
 }
 
-}  // namespace
-
-int CertsCommand(const std::vector<std::string>& args) {
-  for (size_t i = 1; i < args.size(); ++i)
-    if (args[i] == "--help" || args[i] == "-h") {
-      std::cout << CertsUsage();
-      return 0;
-    }
-  CertsArgs a;
-  if (absl::Status st = ParseArgs(args, a); !st.ok()) {
-    std::cerr << "shefl certs: " << st.message() << "\n\n" << CertsUsage();
-    return 2;
-  }
+// Makes the PKI (and kits) of `a`, naming each file; exit 1 when it
+// cannot, 2 when a value does not fit (a usage error found late).
+int Make(CertsArgs& a) {
   // What was made goes to stdout (it is the command's result); errors to
   // stderr.
   if (a.owner.set && ::geteuid() != 0 && a.owner.uid != ::geteuid()) {
@@ -255,10 +246,16 @@ int CertsCommand(const std::vector<std::string>& args) {
     std::cerr << "shefl certs: " << st.message() << "\n";
     // A host the library will not put in a certificate, or a kit flag
     // whose value does not fit the config, is a usage error.
-    return st.code() == absl::StatusCode::kInvalidArgument ? 2 : 1;
+    return st.code() == absl::StatusCode::kInvalidArgument ? kUsageError : 1;
   }
   PrintUse(a);
   return 0;
+}
+
+}  // namespace
+
+int CertsCommand(const std::vector<std::string>& args) {
+  return RunCommand(args, "certs", CertsUsage(), Parse, Make);
 }
 
 }  // namespace shefl

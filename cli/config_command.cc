@@ -10,9 +10,11 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_replace.h"
+#include "cli/command_preamble.h"
 #include "common/core/config.h"
 #include "common/core/config_schema.h"
 #include "common/core/model_catalog.h"
+#include "common/core/status_macros.h"
 #include "common/fed/config_load.h"
 #include "common/fed/methods/registry.h"
 
@@ -26,7 +28,6 @@ struct ConfigArgs {
   std::vector<std::string> overrides;
   bool reference = false;
   std::string write;  // --write FILE: splice the reference into FILE
-  bool help = false;
 };
 
 // A range bound as a reader writes it: 1, 0.5, 1e+09.
@@ -94,15 +95,11 @@ absl::StatusOr<ConfigArgs> Parse(const std::vector<std::string>& args) {
       value = flag.substr(flag.find('=') + 1);
       flag = flag.substr(0, flag.find('='));
     }
-    if (flag == "--help" || flag == "-h") {
-      a.help = true;
-    } else if (flag == "--reference") {
+    if (flag == "--reference") {
       a.reference = true;
     } else if (flag == "--set" || flag == "--write") {
       if (!has_eq) {
-        if (i + 1 >= args.size())
-          return absl::InvalidArgumentError(absl::StrCat(flag, " needs a value"));
-        value = args[++i];
+        SHEFL_ASSIGN_OR_RETURN(value, NextValue(args, i));
       }
       (flag == "--set" ? a.overrides.emplace_back() : a.write) = value;
     } else if (absl::StartsWith(flag, "-")) {
@@ -115,7 +112,6 @@ absl::StatusOr<ConfigArgs> Parse(const std::vector<std::string>& args) {
           absl::StrCat("config takes one CONFIG, got another: ", flag));
     }
   }
-  if (a.help) return a;
   if (a.reference && (!a.config.empty() || !a.overrides.empty()))
     return absl::InvalidArgumentError(
         "--reference describes every key; it takes no CONFIG or --set");
@@ -225,36 +221,36 @@ absl::Status WriteReferenceInto(const std::string& path) {
   return absl::OkStatus();
 }
 
-int ConfigCommand(const std::vector<std::string>& args) {
-  absl::StatusOr<ConfigArgs> a = Parse(args);
-  if (!a.ok()) {
-    std::cerr << "shefl config: " << a.status().message() << "\n\n"
-              << ConfigUsage();
-    return 2;
-  }
-  if (a->help) {
-    std::cout << ConfigUsage();
-    return 0;
-  }
-  if (a->reference && !a->write.empty()) {
-    if (absl::Status st = WriteReferenceInto(a->write); !st.ok()) {
+namespace {
+
+// The reference or the resolved config; exit 2 on a config error, 1 when
+// the reference cannot be written.
+int Print(const ConfigArgs& a) {
+  if (a.reference && !a.write.empty()) {
+    if (absl::Status st = WriteReferenceInto(a.write); !st.ok()) {
       std::cerr << "shefl config: " << st.message() << "\n";
       return 1;
     }
-    std::cout << "reference written into " << a->write << "\n";
+    std::cout << "reference written into " << a.write << "\n";
     return 0;
   }
-  if (a->reference) {
+  if (a.reference) {
     std::cout << ConfigReferenceMarkdown();
     return 0;
   }
-  absl::StatusOr<ExperimentConfig> config = LoadConfig(a->config, a->overrides);
+  absl::StatusOr<ExperimentConfig> config = LoadConfig(a.config, a.overrides);
   if (!config.ok()) {
     std::cerr << "shefl config: " << config.status().message() << "\n";
-    return 2;
+    return kUsageError;
   }
   std::cout << ConfigToYaml(*config);
   return 0;
+}
+
+}  // namespace
+
+int ConfigCommand(const std::vector<std::string>& args) {
+  return RunCommand(args, "config", ConfigUsage(), Parse, Print);
 }
 
 }  // namespace shefl

@@ -8,6 +8,8 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "cli/command_preamble.h"
+#include "common/core/status_macros.h"
 #include "common/net/tls.h"
 #include "health.grpc.pb.h"
 
@@ -59,9 +61,8 @@ absl::StatusOr<HealthArgs> Parse(const std::vector<std::string>& args) {
     if (arg == "--insecure") {
       a.tls.insecure = true;
     } else if (arg.rfind("--", 0) == 0) {
-      if (i + 1 >= args.size())
-        return absl::InvalidArgumentError(arg + " needs a value");
-      if (auto st = ParseFlag(arg, args[++i], a); !st.ok()) return st;
+      SHEFL_ASSIGN_OR_RETURN(const std::string value, NextValue(args, i));
+      SHEFL_RETURN_IF_ERROR(ParseFlag(arg, value, a));
     } else if (a.target.empty()) {
       a.target = arg;
     } else {
@@ -72,41 +73,37 @@ absl::StatusOr<HealthArgs> Parse(const std::vector<std::string>& args) {
   return a;
 }
 
-}  // namespace
-
-int HealthCommand(const std::vector<std::string>& args) {
-  if (args.size() > 1 && (args[1] == "--help" || args[1] == "-h")) {
-    std::cout << HealthUsage();
-    return 0;
-  }
-  auto a = Parse(args);
-  if (!a.ok()) {
-    std::cerr << "shefl health: " << a.status().message() << "\n\n" << HealthUsage();
-    return 2;
-  }
+// The one health check; exit 0 when SERVING.
+int Check(const HealthArgs& a) {
   grpc::ChannelArguments channel_args;
-  auto creds = MakeChannelCredentials(a->tls, &channel_args);
+  auto creds = MakeChannelCredentials(a.tls, &channel_args);
   if (!creds.ok()) {
     std::cerr << "shefl health: " << creds.status().message() << "\n";
     return 2;
   }
   auto stub = grpc::health::v1::Health::NewStub(
-      grpc::CreateCustomChannel(a->target, *creds, channel_args));
+      grpc::CreateCustomChannel(a.target, *creds, channel_args));
   grpc::health::v1::HealthCheckRequest req;
-  req.set_service(a->service);
+  req.set_service(a.service);
   grpc::health::v1::HealthCheckResponse reply;
   grpc::ClientContext ctx;
   ctx.set_deadline(std::chrono::system_clock::now() +
-                   std::chrono::milliseconds(static_cast<int64_t>(a->timeout_s * 1000)));
+                   std::chrono::milliseconds(static_cast<int64_t>(a.timeout_s * 1000)));
   const grpc::Status st = stub->Check(&ctx, req, &reply);
   if (!st.ok()) {
-    std::cout << a->target << ": no answer (" << st.error_message() << ")\n";
+    std::cout << a.target << ": no answer (" << st.error_message() << ")\n";
     return 1;
   }
-  std::cout << a->target << ": "
+  std::cout << a.target << ": "
             << grpc::health::v1::HealthCheckResponse::ServingStatus_Name(reply.status())
             << "\n";
   return reply.status() == grpc::health::v1::HealthCheckResponse::SERVING ? 0 : 1;
+}
+
+}  // namespace
+
+int HealthCommand(const std::vector<std::string>& args) {
+  return RunCommand(args, "health", HealthUsage(), Parse, Check);
 }
 
 }  // namespace shefl

@@ -4,6 +4,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "common/core/status_macros.h"
 
 namespace shefl {
 namespace {
@@ -164,7 +165,7 @@ absl::StatusOr<CommandLine> ParseRun(const std::vector<std::string>& args) {
       return absl::InvalidArgumentError(
           absl::StrCat("unknown flag for run: ", flag));
     }
-    if (absl::Status s = RunFlag(flag, cur, cl.run); !s.ok()) return s;
+    SHEFL_RETURN_IF_ERROR(RunFlag(flag, cur, cl.run));
   }
   // With --resume the run folder's config.yaml stands in for CONFIG.
   if (cl.run.config.empty() && cl.run.resume.empty()) {

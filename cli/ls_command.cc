@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "cli/command_preamble.h"
 
 namespace shefl {
 namespace {
@@ -147,36 +148,36 @@ nlohmann::json RunsToJson(const std::vector<RunInfo>& runs) {
   return out;
 }
 
-int LsCommand(const std::vector<std::string>& args) {
-  if (args.size() > 1 && (args[1] == "--help" || args[1] == "-h")) {
-    std::cout << LsUsage();
-    return 0;
-  }
-  absl::StatusOr<ParsedLs> p = Parse(args);
-  if (!p.ok()) {
-    std::cerr << "shefl ls: " << p.status().message() << "\n\n" << LsUsage();
-    return 2;
-  }
+namespace {
+
+// The listing `shefl ls` prints; exit 1 when p.dir is no folder.
+int List(const ParsedLs& p) {
   std::error_code ec;
-  if (!fs::is_directory(p->dir, ec)) {
-    std::cerr << "shefl ls: no folder " << p->dir
-              << (p->dir == "results" ? " here (`shefl run` makes run folders "
-                                        "there; name another DIR)"
-                                      : "")
+  if (!fs::is_directory(p.dir, ec)) {
+    std::cerr << "shefl ls: no folder " << p.dir
+              << (p.dir == "results" ? " here (`shefl run` makes run folders "
+                                       "there; name another DIR)"
+                                     : "")
               << "\n";
     return 1;
   }
   std::vector<RunInfo> runs;
-  for (const std::string& dir : FindRunFolders(p->dir))
+  for (const std::string& dir : FindRunFolders(p.dir))
     if (absl::StatusOr<RunInfo> r = ReadRunInfo(dir); r.ok()) runs.push_back(*r);
-  if (p->json) {
+  if (p.json) {
     std::cout << RunsToJson(runs).dump(2) << "\n";
   } else if (runs.empty()) {
-    std::cerr << "shefl ls: no run folders under " << p->dir << "\n";
+    std::cerr << "shefl ls: no run folders under " << p.dir << "\n";
   } else {
-    std::cout << FormatRunsTable(runs, p->dir);
+    std::cout << FormatRunsTable(runs, p.dir);
   }
   return 0;
+}
+
+}  // namespace
+
+int LsCommand(const std::vector<std::string>& args) {
+  return RunCommand(args, "ls", LsUsage(), Parse, List);
 }
 
 }  // namespace shefl

@@ -17,6 +17,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_replace.h"
+#include "common/core/status_macros.h"
 
 namespace shefl {
 namespace {
@@ -85,7 +86,7 @@ absl::Status WritePlots(const std::vector<std::string>& run_dirs,
   std::vector<std::string> data;
   for (size_t i = 0; i < run_dirs.size(); ++i) {
     data.push_back(absl::StrCat(out_dir, "/data/run", i, ".dat"));
-    if (auto st = WriteData(run_dirs[i], data.back()); !st.ok()) return st;
+    SHEFL_RETURN_IF_ERROR(WriteData(run_dirs[i], data.back()));
   }
   const std::string png = "set terminal pngcairo size 900,560\nset grid\nset key bottom right\n";
   std::string script = png;

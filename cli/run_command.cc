@@ -24,6 +24,7 @@
 #include "cli/run_state.h"
 #include "cli/supervisor.h"
 #include "common/core/config.h"
+#include "common/core/status_macros.h"
 #include "common/fed/config_load.h"
 #include "common/net/certs.h"
 
@@ -72,7 +73,7 @@ absl::Status CheckBeforeStart(const RunArgs& args, const std::string& dir,
       return absl::NotFoundError(absl::StrCat(
           "--python-clients: cannot read the Python client program ", script,
           " (see --python-script)"));
-    if (absl::Status st = CheckPythonClient(python, script); !st.ok()) return st;
+    SHEFL_RETURN_IF_ERROR(CheckPythonClient(python, script));
   }
   const size_t daemons = args.daemons > 0 ? args.daemons : 1;
   if (args.capacity.size() > 1 && args.capacity.size() != daemons)

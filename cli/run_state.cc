@@ -12,6 +12,7 @@
 #include "absl/strings/str_format.h"
 #include "cli/proc_identity.h"
 #include "cli/progress.h"
+#include "common/core/status_macros.h"
 
 namespace shefl {
 namespace {
@@ -152,7 +153,7 @@ absl::Status CheckRunFolder(const std::string& dir) {
 }
 
 absl::StatusOr<RunInfo> ReadRunInfo(const std::string& dir) {
-  if (absl::Status st = CheckRunFolder(dir); !st.ok()) return st;
+  SHEFL_RETURN_IF_ERROR(CheckRunFolder(dir));
   RunInfo info;
   info.dir = dir;
   ReadConfig(dir, &info);

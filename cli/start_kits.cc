@@ -13,6 +13,7 @@
 #include "cli/run_plan.h"
 #include "common/core/durable_file.h"
 #include "common/core/flags.h"
+#include "common/core/status_macros.h"
 #include "common/fed/config_load.h"
 
 namespace shefl {
@@ -91,7 +92,7 @@ absl::StatusOr<std::vector<std::string>> PlanDaemonClients(
       return absl::InvalidArgumentError(absl::StrCat(
           "--daemon-clients: ", given.size(), " given for --clients ",
           daemons, ": give it once per daemon, client-0's first"));
-    if (auto st = CheckGiven(given, num_clients); !st.ok()) return st;
+    SHEFL_RETURN_IF_ERROR(CheckGiven(given, num_clients));
     return given;
   }
   if (num_clients < 0) return std::vector<std::string>(daemons);
@@ -145,7 +146,7 @@ class KitWriter {
   absl::Status Write(const std::string& name, const std::string& text,
                      mode_t mode) {
     const std::string path = dir_ + "/" + name;
-    if (auto st = WriteFileDurably(path, text, mode); !st.ok()) return st;
+    SHEFL_RETURN_IF_ERROR(WriteFileDurably(path, text, mode));
     // The mode went through the umask; start.sh must stay executable and
     // a key private whatever it is.
     if (::chmod(path.c_str(), mode) != 0)
@@ -155,11 +156,11 @@ class KitWriter {
   }
   // The folder, then `files` in order; stops at the first error.
   absl::Status Fill(const std::vector<KitFile>& files) {
-    if (auto st = MakePrivateDir(dir_); !st.ok()) return st;
+    SHEFL_RETURN_IF_ERROR(MakePrivateDir(dir_));
     for (const KitFile& f : files) {
       auto text = ReadWhole(f.path ? f.from : pki_ + "/" + f.from);
       if (!text.ok()) return text.status();
-      if (auto st = Write(f.name, *text, f.mode); !st.ok()) return st;
+      SHEFL_RETURN_IF_ERROR(Write(f.name, *text, f.mode));
     }
     return absl::OkStatus();
   }
@@ -204,9 +205,8 @@ absl::Status WriteCoordinatorKit(const KitOptions& o, KitWriter& w) {
                                 {"tokens", "tokens", 0600}};
   if (t.has_config)
     files.push_back({o.config_path, "config.yaml", 0644, /*path=*/true});
-  if (auto st = w.Fill(files); !st.ok()) return st;
-  if (auto st = w.Write("start.sh", CoordinatorStartScript(t), 0755); !st.ok())
-    return st;
+  SHEFL_RETURN_IF_ERROR(w.Fill(files));
+  SHEFL_RETURN_IF_ERROR(w.Write("start.sh", CoordinatorStartScript(t), 0755));
   return w.Write("README.txt", KitReadme(t), 0644);
 }
 
@@ -215,16 +215,12 @@ absl::Status WriteDaemonKit(const KitOptions& o, int i, KitWriter& w) {
   KitText t = Text(o, name);
   if (!o.daemon_clients.empty()) t.clients = o.daemon_clients[i];
   // Generic names inside: the folder says whose they are.
-  if (auto st = w.Fill({{"ca.pem", "ca.pem"},
-                        {name + ".pem", "client.pem"},
-                        {name + ".key", "client.key", 0600},
-                        {name + ".token", "client.token", 0600}});
-      !st.ok())
-    return st;
-  if (auto st = w.Write("coordinator", t.coordinator + "\n", 0644); !st.ok())
-    return st;
-  if (auto st = w.Write("start.sh", DaemonStartScript(t), 0755); !st.ok())
-    return st;
+  SHEFL_RETURN_IF_ERROR(w.Fill({{"ca.pem", "ca.pem"},
+                                {name + ".pem", "client.pem"},
+                                {name + ".key", "client.key", 0600},
+                                {name + ".token", "client.token", 0600}}));
+  SHEFL_RETURN_IF_ERROR(w.Write("coordinator", t.coordinator + "\n", 0644));
+  SHEFL_RETURN_IF_ERROR(w.Write("start.sh", DaemonStartScript(t), 0755));
   return w.Write("README.txt", KitReadme(t), 0644);
 }
 
@@ -239,12 +235,12 @@ absl::Status WriteStartKits(
   if (ec)
     return absl::InternalError(
         absl::StrCat("--force: cannot remove '", kits, "': ", ec.message()));
-  if (auto st = MakePrivateDir(kits); !st.ok()) return st;
+  SHEFL_RETURN_IF_ERROR(MakePrivateDir(kits));
   KitWriter coordinator(kits + "/coordinator", o.pki_dir, on_file);
-  if (auto st = WriteCoordinatorKit(o, coordinator); !st.ok()) return st;
+  SHEFL_RETURN_IF_ERROR(WriteCoordinatorKit(o, coordinator));
   for (int i = 0; i < o.daemons; ++i) {
     KitWriter daemon(absl::StrCat(kits, "/client-", i), o.pki_dir, on_file);
-    if (auto st = WriteDaemonKit(o, i, daemon); !st.ok()) return st;
+    SHEFL_RETURN_IF_ERROR(WriteDaemonKit(o, i, daemon));
   }
   return absl::OkStatus();
 }

@@ -7,6 +7,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/time/time.h"
+#include "cli/command_preamble.h"
 #include "cli/live_status.h"
 #include "cli/proc_identity.h"
 
@@ -163,20 +164,21 @@ std::string FormatRunStatus(const RunInfo& info,
   return out;
 }
 
-int StatusCommand(const std::vector<std::string>& args) {
-  if (args.size() > 1 && (args[1] == "--help" || args[1] == "-h")) {
-    std::cout << StatusUsage();
-    return 0;
-  }
-  if (args.size() != 2 || args[1].rfind("-", 0) == 0) {
-    std::cerr << "shefl status: "
-              << (args.size() < 2 ? "RUN_DIR is required"
-                  : args[1].rfind("-", 0) == 0 ? "unknown flag for status: " + args[1]
-                                               : "status takes one RUN_DIR")
-              << "\n\n" << StatusUsage();
-    return 2;
-  }
-  absl::StatusOr<RunInfo> info = ReadRunInfo(args[1]);
+namespace {
+
+// RUN_DIR, the one argument.
+absl::StatusOr<std::string> Parse(const std::vector<std::string>& args) {
+  if (args.size() < 2) return absl::InvalidArgumentError("RUN_DIR is required");
+  if (args[1].rfind("-", 0) == 0)
+    return absl::InvalidArgumentError("unknown flag for status: " + args[1]);
+  if (args.size() > 2)
+    return absl::InvalidArgumentError("status takes one RUN_DIR");
+  return args[1];
+}
+
+// The report `shefl status` prints; exit 1 when dir is no run folder.
+int Report(const std::string& dir) {
+  absl::StatusOr<RunInfo> info = ReadRunInfo(dir);
   if (!info.ok()) {
     std::cerr << "shefl status: " << info.status().message() << "\n";
     return 1;
@@ -191,6 +193,12 @@ int StatusCommand(const std::vector<std::string>& args) {
   }
   std::cout << FormatRunStatus(*info, metrics, daemons);
   return 0;
+}
+
+}  // namespace
+
+int StatusCommand(const std::vector<std::string>& args) {
+  return RunCommand(args, "status", StatusUsage(), Parse, Report);
 }
 
 }  // namespace shefl

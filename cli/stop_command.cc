@@ -10,8 +10,10 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
+#include "cli/command_preamble.h"
 #include "cli/proc_identity.h"
 #include "cli/run_state.h"
+#include "common/core/status_macros.h"
 
 namespace shefl {
 namespace {
@@ -25,11 +27,11 @@ absl::StatusOr<StopArgs> Parse(const std::vector<std::string>& args) {
   StopArgs a;
   for (size_t i = 1; i < args.size(); ++i) {
     if (args[i] == "--timeout-s") {
-      if (i + 1 >= args.size()) return absl::InvalidArgumentError("--timeout-s needs a value");
-      if (!absl::SimpleAtod(args[++i], &a.timeout_s) || !(a.timeout_s > 0) ||
+      SHEFL_ASSIGN_OR_RETURN(const std::string value, NextValue(args, i));
+      if (!absl::SimpleAtod(value, &a.timeout_s) || !(a.timeout_s > 0) ||
           a.timeout_s > 86400)
         return absl::InvalidArgumentError(absl::StrCat(
-            "--timeout-s '", args[i], "': expected seconds above 0, at most 86400"));
+            "--timeout-s '", value, "': expected seconds above 0, at most 86400"));
     } else if (args[i].rfind("-", 0) == 0) {
       return absl::InvalidArgumentError("unknown flag for stop: " + args[i]);
     } else if (!a.dir.empty()) {
@@ -115,27 +117,27 @@ std::string StopUsage() {
          "running after S seconds, 2 usage error.\n";
 }
 
-int StopCommand(const std::vector<std::string>& args) {
-  if (args.size() > 1 && (args[1] == "--help" || args[1] == "-h")) {
-    std::cout << StopUsage();
-    return 0;
-  }
-  absl::StatusOr<StopArgs> a = Parse(args);
-  if (!a.ok()) {
-    std::cerr << "shefl stop: " << a.status().message() << "\n\n" << StopUsage();
-    return 2;
-  }
-  absl::StatusOr<RunInfo> info = ReadRunInfo(a->dir);
+namespace {
+
+// The stop of a running run; exit 1 when a.dir is none.
+int StopRun(const StopArgs& a) {
+  absl::StatusOr<RunInfo> info = ReadRunInfo(a.dir);
   if (!info.ok()) {
     std::cerr << "shefl stop: " << info.status().message() << "\n";
     return 1;
   }
   if (info->state != RunState::kRunning) {
-    std::cerr << "shefl stop: " << a->dir << " is not running (it is "
+    std::cerr << "shefl stop: " << a.dir << " is not running (it is "
               << RunStateName(info->state) << "); there is nothing to stop\n";
     return 1;
   }
-  return Stop(*info, a->timeout_s);
+  return Stop(*info, a.timeout_s);
+}
+
+}  // namespace
+
+int StopCommand(const std::vector<std::string>& args) {
+  return RunCommand(args, "stop", StopUsage(), Parse, StopRun);
 }
 
 }  // namespace shefl

@@ -3,27 +3,14 @@
 //     [--task-threads T]
 //     [--max-backoff-s S] [--tls-ca F] [--tls-cert F --tls-key F]
 //     [--tls-server-name NAME] [--token-file F] [--insecure]
-#include <unistd.h>
-
-#include <atomic>
-
 #include "absl/strings/numbers.h"
 #include "client/daemon.h"
 #include "common/core/flags.h"
 #include "common/core/log.h"
 #include "common/core/malloc_tuning.h"
+#include "common/core/process_main.h"
 
 namespace {
-
-std::atomic<shefl::Daemon*> g_daemon{nullptr};
-// Before the daemon exists (start-up: config, data) there is nothing
-// to save: leave at once rather than lose the signal.
-void OnSignal(int sig) {
-  if (auto* p = g_daemon.load())
-    p->RequestStop();
-  else
-    _exit(128 + sig);
-}
 
 constexpr const char* kUsage =
     "usage: shefl-client --coordinator HOST:PORT --clients RANGES\n"
@@ -105,13 +92,8 @@ int main(int argc, char** argv) {
   };
   auto run = [&]() -> absl::Status {
     shefl::LogLine("shefl-client", shefl::TuneMallocForTensors());
-    auto daemon = shefl::Daemon::Create(o);
-    if (!daemon.ok()) return daemon.status();
-    g_daemon = daemon->get();
-    absl::Status st = (*daemon)->Run();
-    g_daemon = nullptr;
-    return st;
+    return shefl::RunStoppable(shefl::Daemon::Create(o));
   };
   return shefl::RunMain(argc, argv, "shefl-client", kUsage, flags, run,
-                        OnSignal, {{"--insecure", &o.tls.insecure}});
+                        shefl::StopOnSignal, {{"--insecure", &o.tls.insecure}});
 }

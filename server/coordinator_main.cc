@@ -3,26 +3,13 @@
 //     [--threads N] [--eval-threads N] [--eval-nice D] [--metrics-linger-s S]
 //     [--tls-cert F --tls-key F [--tls-client-ca F] | --insecure]
 //     [--token-file F]
-#include <unistd.h>
-
-#include <atomic>
-
 #include "common/core/flags.h"
 #include "common/core/log.h"
 #include "common/core/malloc_tuning.h"
+#include "common/core/process_main.h"
 #include "server/coordinator.h"
 
 namespace {
-
-std::atomic<shefl::Coordinator*> g_coordinator{nullptr};
-// Before the coordinator exists (start-up: config, data) there is nothing
-// to save: leave at once rather than lose the signal.
-void OnSignal(int sig) {
-  if (auto* p = g_coordinator.load())
-    p->RequestStop();
-  else
-    _exit(128 + sig);
-}
 
 constexpr const char* kUsage =
     "usage: shefl-coordinator --config FILE [--set key=value]...\n"
@@ -75,14 +62,10 @@ int main(int argc, char** argv) {
     if (o.config_path.empty() && o.resume_dir.empty())
       return absl::InvalidArgumentError("--config or --resume is required");
     shefl::LogLine("shefl-coordinator", shefl::TuneMallocForTensors());
-    auto coordinator = shefl::Coordinator::Create(o);
-    if (!coordinator.ok()) return coordinator.status();
-    g_coordinator = coordinator->get();
-    absl::Status st = (*coordinator)->Run();
-    g_coordinator = nullptr;
-    return st;
+    return shefl::RunStoppable(shefl::Coordinator::Create(o));
   };
   return shefl::RunMain(argc, argv, "shefl-coordinator", kUsage, flags, run,
-                        OnSignal, {{"--insecure", &o.tls.insecure},
-                                  {"--continue", &o.continue_run}});
+                        shefl::StopOnSignal,
+                        {{"--insecure", &o.tls.insecure},
+                         {"--continue", &o.continue_run}});
 }

@@ -4,7 +4,6 @@
 #include <ATen/Functions.h>
 #include <ATen/core/Reduction.h>
 #include <c10/core/GradMode.h>
-#include <c10/util/Exception.h>
 
 #include <algorithm>
 #include <memory>
@@ -12,10 +11,12 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/core/log.h"
+#include "common/core/status_macros.h"
 #include "common/learn/cohort_lanes.h"
 #include "common/learn/precision.h"
 #include "common/learn/stacked_members.h"
 #include "common/learn/step_graph.h"
+#include "common/learn/torch_call.h"
 
 namespace shefl {
 namespace cohort_internal {
@@ -54,10 +55,10 @@ class Stack {
         results_(results) {}
 
   absl::Status Run() {
-    if (absl::Status st = Begin(); !st.ok()) return st;
+    SHEFL_RETURN_IF_ERROR(Begin());
     for (bool first = true;; first = false) {
       std::vector<train_internal::BatchRange> ranges;
-      if (absl::Status st = Advance(&ranges); !st.ok()) return st;
+      SHEFL_RETURN_IF_ERROR(Advance(&ranges));
       if (lanes_.empty()) return absl::OkStatus();
       const StepBatch b = Gather(ranges);
       if (first) {
@@ -120,7 +121,7 @@ class Stack {
     const std::vector<double> books = ToHost(books_);
     const std::vector<double> firsts = ToHost(firsts_);
     const int64_t m = net_->size();
-    if (absl::Status st = net_->Keep(keep); !st.ok()) return st;
+    SHEFL_RETURN_IF_ERROR(net_->Keep(keep));
     for (int64_t i : leaving) {
       const Lane& lane = lanes_[i];
       const auto row = books.begin() + lane.task * max_passes_;
@@ -363,16 +364,11 @@ absl::Status RunStack(std::vector<Lane> lanes, const CohortShard& shard,
                       std::vector<CohortTask>& tasks, const TrainConfig& cfg,
                       c10::Device device, bool cuda_graphs,
                       Results& results) {
-  try {
+  return TorchCallCatchAll("cohort stack", [&] {
     Stack stack(std::move(lanes), shard, tasks, cfg, device, cuda_graphs,
                 results);
     return stack.Run();
-  } catch (const c10::Error& e) {
-    return absl::InternalError(
-        absl::StrCat("cohort stack: ", e.what_without_backtrace()));
-  } catch (const std::exception& e) {
-    return absl::InternalError(absl::StrCat("cohort stack: ", e.what()));
-  }
+  });
 }
 
 }  // namespace cohort_internal

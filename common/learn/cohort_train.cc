@@ -8,6 +8,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/core/log.h"
+#include "common/core/status_macros.h"
 #include "common/learn/cohort_lanes.h"
 #include "common/learn/stacked_members.h"
 #include "common/learn/train_internal.h"
@@ -28,7 +29,7 @@ absl::Status CohortSupports(const Net& model, const TrainConfig& cfg) {
         "the cohort stack steps SGD only, not train.optimizer '",
         cfg.optimizer, "'"));
   }
-  if (absl::Status st = StackedMembers::Supports(model); !st.ok()) return st;
+  SHEFL_RETURN_IF_ERROR(StackedMembers::Supports(model));
   if (!model.buffers().empty()) {
     return absl::UnimplementedError(
         "the model has BatchNorm: a short batch is padded in the cohort "

@@ -10,19 +10,13 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "common/core/status_macros.h"
 #include "common/learn/topk_backend.h"
+#include "common/learn/torch_call.h"
 #include "common/sparse/radix_topk.h"
 
 namespace shefl {
 namespace {
-
-// ceil(x) clamped to [0, d], treating x within 1e-9 (relative) of an
-// integer as that integer: rho * d in binary floating point lands a hair
-// above an exact integer product (0.1 * 10 = 1.0000000000000000555).
-absl::Status TorchError(const c10::Error& e) {
-  return absl::InternalError(
-      absl::StrCat("torch: ", e.what_without_backtrace()));
-}
 
 absl::Status CheckShape(const at::Tensor& x) {
   if (!x.defined()) return absl::InvalidArgumentError("delta is undefined");
@@ -38,7 +32,7 @@ absl::Status CheckShape(const at::Tensor& x) {
 }
 
 absl::Status CheckDelta(const at::Tensor& x) {
-  if (absl::Status s = CheckShape(x); !s.ok()) return s;
+  SHEFL_RETURN_IF_ERROR(CheckShape(x));
   const at::Tensor finite = at::isfinite(x);
   if (finite.all().item<bool>()) return absl::OkStatus();
   const int64_t i = at::logical_not(finite).nonzero()[0][0].item<int64_t>();
@@ -111,8 +105,8 @@ namespace {
 
 absl::StatusOr<SparseDelta> TopKImpl(const at::Tensor& delta, int64_t k,
                                      bool radix_on_cpu) {
-  try {
-    if (absl::Status s = CheckShape(delta); !s.ok()) return s;
+  return TorchCall("torch", [&]() -> absl::StatusOr<SparseDelta> {
+    SHEFL_RETURN_IF_ERROR(CheckShape(delta));
     const at::Tensor x = delta.contiguous();
     const int64_t d = x.numel();
     k = std::clamp<int64_t>(k, 0, d);
@@ -128,7 +122,7 @@ absl::StatusOr<SparseDelta> TopKImpl(const at::Tensor& delta, int64_t k,
     if (radix_on_cpu && x.device().is_cuda() &&
         DeviceTopK(x, static_cast<uint64_t>(k), &out))
       return out;
-    if (absl::Status s = CheckDelta(x); !s.ok()) return s;
+    SHEFL_RETURN_IF_ERROR(CheckDelta(x));
     out.dim = static_cast<uint64_t>(d);
     if (k == 0) return out;
     const at::Tensor idx =
@@ -136,9 +130,7 @@ absl::StatusOr<SparseDelta> TopKImpl(const at::Tensor& delta, int64_t k,
                : TopKIndices(x, k);
     CopyToHost(idx, k == d ? x : x.index_select(0, idx), d, &out);
     return out;
-  } catch (const c10::Error& e) {
-    return TorchError(e);
-  }
+  });
 }
 
 }  // namespace
@@ -178,7 +170,7 @@ absl::StatusOr<at::Tensor> ResidualAfter(const at::Tensor& corrected,
     return absl::InvalidArgumentError(
         "error feedback: sent delta has mismatched sizes or an index >= dim");
   }
-  try {
+  return TorchCall("torch", [&] {
     at::Tensor residual =
         corrected.to(device, at::kFloat, false, /*copy=*/true).contiguous();
     if (!sent.indices.empty()) {
@@ -186,9 +178,7 @@ absl::StatusOr<at::Tensor> ResidualAfter(const at::Tensor& corrected,
       residual.index_put_({idx}, residual.index_select(0, idx) - vals);
     }
     return residual;
-  } catch (const c10::Error& e) {
-    return TorchError(e);
-  }
+  });
 }
 
 }  // namespace shefl

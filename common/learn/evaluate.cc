@@ -2,7 +2,6 @@
 
 #include <ATen/Functions.h>
 #include <c10/core/GradMode.h>
-#include <c10/util/Exception.h>
 
 #include <algorithm>
 #include <cmath>
@@ -11,15 +10,12 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "common/core/status_macros.h"
 #include "common/learn/stacked_members.h"
+#include "common/learn/torch_call.h"
 
 namespace shefl {
 namespace {
-
-absl::Status TorchError(const char* what, const c10::Error& e) {
-  return absl::InternalError(
-      absl::StrCat(what, ": ", e.what_without_backtrace()));
-}
 
 // Checks member weights and returns them normalised (uniform when empty).
 absl::StatusOr<std::vector<double>> MemberWeights(const std::vector<double>& w,
@@ -310,74 +306,62 @@ absl::Status CheckRun(const std::vector<std::shared_ptr<Net>>& models,
 absl::StatusOr<EvalResult> EvaluateFromLogits(
     const at::Tensor& logits, const at::Tensor& labels,
     const std::vector<double>& weights) {
-  if (absl::Status st = CheckMemberTensor(logits, labels); !st.ok()) return st;
-  try {
+  SHEFL_RETURN_IF_ERROR(CheckMemberTensor(logits, labels));
+  return TorchCall("EvaluateFromLogits", [&] {
     return FromLogProbs(logits.to(at::kDouble).log_softmax(2), labels, weights);
-  } catch (const c10::Error& e) {
-    return TorchError("EvaluateFromLogits", e);
-  }
+  });
 }
 
 absl::StatusOr<EvalResult> EvaluateFromProbs(
     const at::Tensor& probs, const at::Tensor& labels,
     const std::vector<double>& weights) {
-  if (absl::Status st = CheckMemberTensor(probs, labels); !st.ok()) return st;
-  try {
+  SHEFL_RETURN_IF_ERROR(CheckMemberTensor(probs, labels));
+  return TorchCall("EvaluateFromProbs", [&] {
     return FromLogProbs(probs.to(at::kDouble).clamp_min(1e-30).log(), labels,
                         weights);
-  } catch (const c10::Error& e) {
-    return TorchError("EvaluateFromProbs", e);
-  }
+  });
 }
 
 absl::StatusOr<EvalResult> EvaluateEnsemble(
     const std::vector<std::shared_ptr<Net>>& models, const Dataset& data,
     int64_t batch_size, int64_t max_samples, c10::Device device,
     const std::vector<double>& weights, const EvalThreads& par) {
-  if (absl::Status st = CheckRun(models, data, batch_size); !st.ok()) return st;
+  SHEFL_RETURN_IF_ERROR(CheckRun(models, data, batch_size));
   absl::StatusOr<std::vector<double>> w =
       MemberWeights(weights, static_cast<int64_t>(models.size()));
   if (!w.ok()) return w.status();
   int64_t n = data.size();
   if (max_samples > 0) n = std::min(n, max_samples);
-  try {
+  return TorchCall("EvaluateEnsemble", [&] {
     Accumulator acc(*std::move(w));
     RunModels(models, data, at::arange(n, at::kLong), batch_size, device, par,
               acc);
     return acc.Finish();
-  } catch (const c10::Error& e) {
-    return TorchError("EvaluateEnsemble", e);
-  }
+  });
 }
 
 absl::StatusOr<std::vector<double>> MemberLosses(
     const std::vector<std::shared_ptr<Net>>& models, const Dataset& data,
     const std::vector<int64_t>& indices, int64_t batch_size,
     c10::Device device) {
-  if (absl::Status st = CheckRun(models, data, batch_size, indices); !st.ok())
-    return st;
-  try {
+  SHEFL_RETURN_IF_ERROR(CheckRun(models, data, batch_size, indices));
+  return TorchCall("MemberLosses", [&] {
     Accumulator acc(std::vector<double>(models.size(), 1.0 / models.size()));
     RunModels(models, data, at::tensor(indices, at::kLong), batch_size, device,
               EvalThreads{}, acc);
     return acc.Finish().member_nll;
-  } catch (const c10::Error& e) {
-    return TorchError("MemberLosses", e);
-  }
+  });
 }
 
 absl::StatusOr<at::Tensor> MemberLogProbs(
     const std::vector<std::shared_ptr<Net>>& models, const Dataset& data,
     const std::vector<int64_t>& indices, int64_t batch_size,
     c10::Device device) {
-  if (absl::Status st = CheckRun(models, data, batch_size, indices); !st.ok())
-    return st;
-  try {
+  SHEFL_RETURN_IF_ERROR(CheckRun(models, data, batch_size, indices));
+  return TorchCall("MemberLogProbs", [&] {
     return CollectLogProbs(models, data, at::tensor(indices, at::kLong),
                            batch_size, device);
-  } catch (const c10::Error& e) {
-    return TorchError("MemberLogProbs", e);
-  }
+  });
 }
 
 }  // namespace shefl

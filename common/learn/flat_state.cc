@@ -2,11 +2,11 @@
 
 #include <ATen/Functions.h>
 #include <c10/core/GradMode.h>
-#include <c10/util/Exception.h>
 
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "common/learn/torch_call.h"
 
 namespace shefl {
 namespace {
@@ -70,7 +70,7 @@ absl::Status Unflatten(const at::Tensor& flat, Net& model) {
   if (!at::isFloatingType(flat.scalar_type())) {
     return absl::InvalidArgumentError("flat state must be floating point");
   }
-  try {
+  return TorchCall("unflatten", [&] {
     c10::NoGradGuard no_grad;
     std::vector<NamedTensor> state = StateTensors(model);
     at::Tensor src = flat;
@@ -81,11 +81,7 @@ absl::Status Unflatten(const at::Tensor& flat, Net& model) {
       t.tensor.copy_(src.slice(0, offset, offset + n).view(t.tensor.sizes()));
       offset += n;
     }
-  } catch (const c10::Error& e) {
-    return absl::InternalError(
-        absl::StrCat("unflatten: ", e.what_without_backtrace()));
-  }
-  return absl::OkStatus();
+  });
 }
 
 std::vector<float> FlattenToVector(const Net& model) {

@@ -11,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "common/learn/layout.h"
 #include "common/learn/model_builders.h"
+#include "common/learn/torch_call.h"
 
 namespace shefl {
 namespace {
@@ -132,12 +133,9 @@ absl::StatusOr<std::shared_ptr<Net>> MakeCifarResNet(int depth,
   if (s.num_classes < 1) {
     return absl::InvalidArgumentError("resnet: num_classes must be >= 1");
   }
-  try {
+  return TorchCall("building resnet", [&] {
     return std::shared_ptr<Net>(std::make_shared<CifarResNet>(blocks, s));
-  } catch (const c10::Error& e) {
-    return absl::InternalError(
-        absl::StrCat("building resnet: ", e.what_without_backtrace()));
-  }
+  });
 }
 
 }  // namespace shefl

@@ -2,7 +2,6 @@
 
 #include <ATen/Context.h>
 #include <ATen/Functions.h>
-#include <c10/util/Exception.h>
 
 #include <mutex>
 
@@ -11,7 +10,9 @@
 #include "absl/strings/str_join.h"
 #include "common/core/mutex.h"
 #include "common/core/rng.h"
+#include "common/core/status_macros.h"
 #include "common/learn/model_builders.h"
+#include "common/learn/torch_call.h"
 
 namespace shefl {
 namespace {
@@ -102,13 +103,9 @@ std::vector<std::string> ModelNames() {
 
 absl::StatusOr<std::shared_ptr<Net>> MakeModel(const std::string& name,
                                                const ModelShape& shape) {
-  if (absl::Status st = NeedClasses(name, shape); !st.ok()) return st;
-  try {
-    return Build(name, shape);
-  } catch (const c10::Error& e) {
-    return absl::InternalError(absl::StrCat("building model '", name,
-                                            "': ", e.what_without_backtrace()));
-  }
+  SHEFL_RETURN_IF_ERROR(NeedClasses(name, shape));
+  return TorchCall(absl::StrCat("building model '", name, "'"),
+                   [&] { return Build(name, shape); });
 }
 
 absl::StatusOr<std::shared_ptr<Net>> MakeInitialisedModel(

@@ -18,8 +18,10 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "common/core/rng.h"
+#include "common/core/status_macros.h"
 #include "common/learn/layout.h"
 #include "common/learn/model_builders.h"
+#include "common/learn/torch_call.h"
 
 namespace shefl {
 namespace {
@@ -168,7 +170,7 @@ absl::StatusOr<std::unique_ptr<StackedMembers>> StackedMembers::Create(
   absl::StatusOr<Kind> kind = KindOf(*members[0]);
   if (!kind.ok()) return kind.status();
   std::unique_ptr<StackedMembers> s(new StackedMembers());
-  if (absl::Status st = s->ReadSpecs(*members[0]); !st.ok()) return st;
+  SHEFL_RETURN_IF_ERROR(s->ReadSpecs(*members[0]));
   s->kind_ = *kind;
   s->forward_ = StackedForwardOf(*kind == Kind::kCnn   ? "cnn"
                                  : *kind == Kind::kMlp ? "mlp"
@@ -281,7 +283,7 @@ absl::StatusOr<std::vector<at::Tensor>> StackedMembers::StackReferences(
 }
 
 absl::Status StackedMembers::WriteBack() {
-  try {
+  return TorchCall("stacked write-back", [&] {
     c10::NoGradGuard no_grad;
     for (Slot& slot : slots_) {
       std::vector<at::Tensor> chunks = slot.stacked.chunk(m_, 0);
@@ -289,11 +291,7 @@ absl::Status StackedMembers::WriteBack() {
         slot.member[k].copy_(chunks[k].reshape(slot.member[k].sizes()));
       }
     }
-  } catch (const c10::Error& e) {
-    return absl::InternalError(
-        absl::StrCat("stacked write-back: ", e.what_without_backtrace()));
-  }
-  return absl::OkStatus();
+  });
 }
 
 at::Tensor StackedMembers::KeepRows(const at::Tensor& stacked, int64_t m,
@@ -309,7 +307,7 @@ at::Tensor StackedMembers::KeepRows(const at::Tensor& stacked, int64_t m,
 }
 
 absl::Status StackedMembers::Keep(const std::vector<int64_t>& keep) {
-  try {
+  SHEFL_RETURN_IF_ERROR(TorchCall("stacked keep", [&] {
     c10::NoGradGuard no_grad;
     std::vector<bool> stays(m_, false);
     for (int64_t k : keep) stays.at(k) = true;
@@ -329,10 +327,7 @@ absl::Status StackedMembers::Keep(const std::vector<int64_t>& keep) {
       slot.stacked = KeepRows(slot.stacked.detach(), m_, keep);
       if (slot.is_param) slot.stacked.requires_grad_(true);
     }
-  } catch (const c10::Error& e) {
-    return absl::InternalError(
-        absl::StrCat("stacked keep: ", e.what_without_backtrace()));
-  }
+  }));
   std::vector<std::shared_ptr<Net>> members;
   for (int64_t k : keep) members.push_back(members_[k]);
   members_ = std::move(members);

@@ -5,7 +5,6 @@
 
 #include <ATen/Functions.h>
 #include <c10/core/GradMode.h>
-#include <c10/util/Exception.h>
 #include <torch/optim/optimizer.h>
 
 #include <chrono>
@@ -14,9 +13,11 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/core/rng.h"
+#include "common/core/status_macros.h"
 #include "common/learn/lean_sgd.h"
 #include "common/learn/precision.h"
 #include "common/learn/stacked_members.h"
+#include "common/learn/torch_call.h"
 #include "common/learn/train_internal.h"
 
 namespace shefl {
@@ -116,7 +117,7 @@ absl::StatusOr<std::vector<TrainStats>> StackedLoop(
       }
     }
   }
-  if (absl::Status st = net.WriteBack(); !st.ok()) return st;
+  SHEFL_RETURN_IF_ERROR(net.WriteBack());
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
           .count();
@@ -164,9 +165,7 @@ absl::StatusOr<std::vector<TrainStats>> LocalTrainStacked(
           absl::StrCat("LocalTrainStacked: member ", k, " is null"));
     }
   }
-  if (absl::Status st = StackedMembers::Supports(*models[0]); !st.ok()) {
-    return st;
-  }
+  SHEFL_RETURN_IF_ERROR(StackedMembers::Supports(*models[0]));
   if (indices.empty()) return std::vector<TrainStats>(models.size());
   if (cfg.prox_mu > 0 && !prox_references.empty()) {
     const bool first = prox_references[0].defined();
@@ -180,15 +179,9 @@ absl::StatusOr<std::vector<TrainStats>> LocalTrainStacked(
   }
   std::vector<at::Tensor> refs = prox_references;
   if (!refs.empty() && !refs[0].defined()) refs.clear();
-  try {
+  return TorchCallCatchAll("stacked local training", [&] {
     return StackedLoop(models, data, indices, cfg, p, refs);
-  } catch (const c10::Error& e) {
-    return absl::InternalError(
-        absl::StrCat("stacked local training: ", e.what_without_backtrace()));
-  } catch (const std::exception& e) {
-    return absl::InternalError(
-        absl::StrCat("stacked local training: ", e.what()));
-  }
+  });
 }
 
 }  // namespace shefl

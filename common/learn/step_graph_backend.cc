@@ -1,7 +1,5 @@
-#include <c10/util/Exception.h>
-
-#include "absl/strings/str_cat.h"
 #include "common/learn/step_graph.h"
+#include "common/learn/torch_call.h"
 
 #ifdef SHEFL_WITH_CUDA  // set on this file alone (common/learn/CMakeLists.txt)
 #include "cuda/step_graph_cuda.h"
@@ -19,13 +17,7 @@ class CudaGraph final : public StepGraph {
     graph_.Warmup(step);
   }
   absl::Status Capture(const std::function<void()>& step) override {
-    try {
-      graph_.Capture(step);
-    } catch (const c10::Error& e) {
-      return absl::InternalError(
-          absl::StrCat("CUDA graph capture: ", e.what_without_backtrace()));
-    }
-    return absl::OkStatus();
+    return TorchCall("CUDA graph capture", [&] { graph_.Capture(step); });
   }
   void Replay() override { graph_.Replay(); }
 

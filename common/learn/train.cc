@@ -13,8 +13,10 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "common/core/rng.h"
+#include "common/core/status_macros.h"
 #include "common/learn/lean_sgd.h"
 #include "common/learn/precision.h"
+#include "common/learn/torch_call.h"
 #include "common/learn/train_internal.h"
 
 namespace shefl {
@@ -289,19 +291,11 @@ absl::StatusOr<TrainStats> LocalTrain(Net& model, const Dataset& data,
                                       const std::vector<int64_t>& indices,
                                       const TrainConfig& cfg,
                                       const LocalTrainParams& p) {
-  if (absl::Status st = train_internal::CheckInputs(data, indices, cfg, p);
-      !st.ok()) {
-    return st;
-  }
+  SHEFL_RETURN_IF_ERROR(train_internal::CheckInputs(data, indices, cfg, p));
   if (indices.empty()) return TrainStats{};
-  try {
+  return TorchCallCatchAll("local training", [&] {
     return TrainLoop(model, data, indices, cfg, p);
-  } catch (const c10::Error& e) {
-    return absl::InternalError(
-        absl::StrCat("local training: ", e.what_without_backtrace()));
-  } catch (const std::exception& e) {
-    return absl::InternalError(absl::StrCat("local training: ", e.what()));
-  }
+  });
 }
 
 }  // namespace shefl

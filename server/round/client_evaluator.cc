@@ -1,7 +1,6 @@
 #include "server/round/client_evaluator.h"
 
 #include <ATen/ATen.h>
-#include <c10/util/Exception.h>
 
 #include <algorithm>
 #include <cmath>
@@ -10,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "common/data/data.h"
 #include "common/fed/fens_split.h"
+#include "common/learn/torch_call.h"
 
 namespace shefl {
 namespace {
@@ -72,12 +72,8 @@ absl::StatusOr<std::unique_ptr<ClientEvaluator>> ClientEvaluator::Create(
 absl::StatusOr<ClientLevelResult> ClientEvaluator::Evaluate(
     const std::vector<std::shared_ptr<Net>>& nets, int64_t batch_size,
     c10::Device device) const {
-  try {
-    return EvaluateClients(nets, batch_size, device);
-  } catch (const c10::Error& e) {
-    return absl::InternalError(absl::StrCat("client-level evaluation: ",
-                                            e.what_without_backtrace()));
-  }
+  return TorchCall("client-level evaluation",
+                   [&] { return EvaluateClients(nets, batch_size, device); });
 }
 
 absl::StatusOr<ClientLevelResult> ClientEvaluator::EvaluateClients(

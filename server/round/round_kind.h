@@ -28,9 +28,9 @@
 #include "common/learn/evaluate.h"
 #include "server/round/capacity_plan.h"
 #include "server/round/evaluator.h"
-#include "server/shared/coordinator_state.h"
 #include "server/run/model_store.h"
 #include "server/run/run_results.h"
+#include "server/shared/coordinator_state.h"
 
 namespace shefl {
 

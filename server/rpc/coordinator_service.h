@@ -20,8 +20,8 @@
 
 #include "common/net/call_metadata.h"
 #include "server/rpc/call_limits.h"
-#include "server/shared/coordinator_state.h"
 #include "server/rpc/stream_watchdog.h"
+#include "server/shared/coordinator_state.h"
 #include "shefl.grpc.pb.h"
 
 namespace shefl {
