@@ -164,7 +164,7 @@ absl::Status Coordinator::Record(const PendingRecord& rec) {
 
 // The round's evaluation, when it had one (`now`). A round in between
 // (eval.every > 1) measured nothing, so nothing may read an accuracy off
-// it: the fields every line holds (DESIGN.md's results contract) are null
+// it: the fields every line holds (docs/DESIGN.md, "The contract") are null
 // there, the others absent, beside "evaluated": false and the round last
 // evaluated (0 before the first), which a resumed run restores.
 void Coordinator::AddEvaluation(nlohmann::json* line, bool now) const {

@@ -153,13 +153,19 @@ class SecureSessions:
         call.round, call.model_id, call.party = key[0], key[1], int(s.party)
         self._call_or_raise(link, call)
 
+    def _party_session(self, key: Key, what: str) -> tuple[_Session, SecureParty]:
+        """The session of `key` and its party, when it has one (self._lock
+        held); FailedPrecondition(`what`) otherwise."""
+        s = self._sessions.get(key)
+        if s is None or s.secure is None:
+            raise FailedPrecondition(what)
+        return s, s.secure
+
     def _on_roster(self, link: Link, r: Message) -> None:
         key = (int(r.round), int(r.model_id))
         call = pb.SecureCall()
         with self._lock:
-            s = self._sessions.get(key)
-            if s is None or s.secure is None:
-                raise FailedPrecondition("a roster without a setup")
+            s, me = self._party_session(key, "a roster without a setup")
             p = SessionParams(run_id=r.run_id, round=key[0], model=key[1], n=len(r.keys),
                               t=int(r.threshold), scale_bits=s.encoding.scale_bits,
                               clip=s.encoding.clip)
@@ -174,7 +180,7 @@ class SecureSessions:
                 keys.append(KeyAdvert(int(k.party), to_key32(k.enc_public, "enc_public"),
                                       to_key32(k.mask_public, "mask_public")))
                 p.roster.append(int(k.party))
-            boxes = s.secure.share_boxes(Roster(p, keys))
+            boxes = me.share_boxes(Roster(p, keys))
             call.boxes.round, call.boxes.model_id = key[0], key[1]
             for b in boxes:
                 out = call.boxes.boxes.add(to=b.to, box=b.box)
@@ -186,9 +192,7 @@ class SecureSessions:
     def _on_boxes(self, link: Link, b: Message) -> None:
         key = (int(b.round), int(b.model_id))
         with self._lock:
-            s = self._sessions.get(key)
-            if s is None or s.secure is None:
-                raise FailedPrecondition("share boxes without a setup")
+            s, me = self._party_session(key, "share boxes without a setup")
             boxes = []
             for x in b.boxes:
                 sender = int(getattr(x, "from"))
@@ -196,7 +200,7 @@ class SecureSessions:
                     raise InvalidArgument("share box from %d to %d has %d bytes, not %d"
                                           % (sender, x.to, len(x.box), SHARE_BOX_BYTES))
                 boxes.append(ShareBox(sender, int(x.to), bytes(x.box)))
-            s.secure.take_boxes(boxes)
+            me.take_boxes(boxes)
             s.boxes = True
         self._maybe_send_input(link, key)
 
@@ -204,10 +208,8 @@ class SecureSessions:
         key = (int(u.round), int(u.model_id))
         call = pb.SecureCall()
         with self._lock:
-            s = self._sessions.get(key)
-            if s is None or s.secure is None:
-                raise FailedPrecondition("an unmasking request without a session")
-            reply = s.secure.unmask(UnmaskRequest([int(v) for v in u.survivors],
+            s, me = self._party_session(key, "an unmasking request without a session")
+            reply = me.unmask(UnmaskRequest([int(v) for v in u.survivors],
                                                   [int(v) for v in u.dropped]))
             for party in sorted(reply.seed_shares):  # ascending, as the C++ map
                 call.shares.seed_shares.add(
