@@ -20,7 +20,7 @@
 #include "common/learn/evaluate.h"
 #include "common/learn/models.h"
 #include "common/learn/precision.h"
-#include "common/learn/stacked_members.h"
+#include "common/learn_stacked/stacked_members.h"
 
 namespace {
 
@@ -45,9 +45,9 @@ double Seconds(const std::vector<std::shared_ptr<shefl::Net>>& nets,
 }
 
 // The same evaluation with the 5 members stacked into one computation
-// (common/learn/stacked_members.h: grouped convolutions, batched linear
-// layers), log-probabilities only: what a stacked EvaluateEnsemble would
-// cost.
+// (common/learn_stacked/stacked_members.h: grouped convolutions, batched
+// linear layers), log-probabilities only: what a stacked EvaluateEnsemble
+// would cost.
 double StackedSeconds(const std::vector<std::shared_ptr<shefl::Net>>& nets,
                       const shefl::Dataset& data, int64_t batch,
                       const std::string& precision) {

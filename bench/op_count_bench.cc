@@ -25,15 +25,16 @@
 #include <vector>
 
 #include "bench/bench_support.h"
+#include "common/core/status_macros.h"
 #include "common/data/data.h"
 #include "common/fed/client_metrics.h"
 #include "common/fed/config_load.h"
 #include "common/fed/fens_split.h"
 #include "common/fed/schedule.h"
-#include "common/learn/cohort_train.h"
 #include "common/learn/device.h"
 #include "common/learn/flat_state.h"
 #include "common/learn/op_counter.h"
+#include "common/learn_stacked/cohort_train.h"
 
 namespace shefl {
 namespace {
@@ -84,31 +85,30 @@ struct Mix {
 absl::StatusOr<Mix> RoundTasks(const ExperimentConfig& config,
                                const Dataset& data, int64_t round,
                                int64_t epochs, c10::Device dev) {
-  auto shape = ShapeOf(data, config.data.text_vocab);
-  if (!shape.ok()) return shape.status();
-  auto probe = MakeModel(config.model.name, *shape);
-  if (!probe.ok()) return probe.status();
-  auto scheduler = Scheduler::Create(config, FlatSize(**probe));
-  if (!scheduler.ok()) return scheduler.status();
-  const RoundPlan plan = scheduler->Plan(round);
+  SHEFL_ASSIGN_OR_RETURN(auto shape, ShapeOf(data, config.data.text_vocab));
+  SHEFL_ASSIGN_OR_RETURN(auto probe, MakeModel(config.model.name, shape));
+  SHEFL_ASSIGN_OR_RETURN(auto scheduler,
+                         Scheduler::Create(config, FlatSize(*probe)));
+  const RoundPlan plan = scheduler.Plan(round);
   std::vector<int64_t> clients;
   for (const ClientTask& t : plan.tasks) clients.push_back(t.client_id);
-  auto labels = LabelVector(data);
-  if (!labels.ok()) return labels.status();
-  auto shards = TrainingIndicesOf(config, *labels, data.num_classes, clients);
-  if (!shards.ok()) return shards.status();
+  SHEFL_ASSIGN_OR_RETURN(auto labels, LabelVector(data));
+  SHEFL_ASSIGN_OR_RETURN(
+      auto shards,
+      TrainingIndicesOf(config, labels, data.num_classes, clients));
   Mix mix;
   for (size_t i = 0; i < plan.tasks.size(); ++i) {
     const ClientTask& t = plan.tasks[i];
     (t.tier == Tier::kHpc ? mix.hpcs : mix.lpcs) += 1;
-    auto split = SplitClientShard((*shards)[i], config.eval.client_holdout,
-                                  config.seed, t.client_id);
-    if (!split.ok()) return split.status();
+    SHEFL_ASSIGN_OR_RETURN(
+        auto split, SplitClientShard(shards[i], config.eval.client_holdout,
+                                     config.seed, t.client_id));
     for (int64_t m : t.models) {
-      auto net = MakeInitialisedModel(config.model.name, *shape, config.seed, m);
-      if (!net.ok()) return net.status();
-      (*net)->to(dev);
-      CohortTask task{*net, split->train,
+      SHEFL_ASSIGN_OR_RETURN(
+          auto net,
+          MakeInitialisedModel(config.model.name, shape, config.seed, m));
+      net->to(dev);
+      CohortTask task{net, split.train,
                       MakeLocalTrainParams(config.train, config.seed, round,
                                            t.client_id, m,
                                            t.tier == Tier::kHpc, dev)};
@@ -133,10 +133,10 @@ absl::StatusOr<PathResult> Sequential(std::vector<CohortTask>& tasks,
   const double t0 = bench::WallSeconds();
   OpCounter counter(names);
   for (size_t i = 0; i < tasks.size(); ++i) {
-    auto st = LocalTrain(*tasks[i].net, data, tasks[i].indices, cfg,
-                         tasks[i].params);
-    if (!st.ok()) return st.status();
-    r.steps.push_back(st->steps);
+    SHEFL_ASSIGN_OR_RETURN(
+        auto st, LocalTrain(*tasks[i].net, data, tasks[i].indices, cfg,
+                            tasks[i].params));
+    r.steps.push_back(st.steps);
     if ((i + 1) % 5 == 0 || i + 1 == tasks.size())
       std::fprintf(stderr, "  sequential: %zu/%zu tasks, %.0f s\n", i + 1,
                    tasks.size(), bench::WallSeconds() - t0);

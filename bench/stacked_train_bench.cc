@@ -1,10 +1,10 @@
 // Ensemble-native training (docs/DESIGN.md, "Ensemble-native training and
-// the round on a GPU"): how many
-// member-steps per second do an HPC's M members train at, stacked into one
-// computation (common/learn/stacked_members.h) against M sequential members
-// with the same batch order (LocalTrainMany with p.stacked off)? Prints, per
-// model and M, the medians of several alternating sittings and the ratio
-// stacked / sequential (target on a GPU: >= 3x for cnn).
+// the round on a GPU"): how many member-steps per second do an HPC's M
+// members train at, stacked into one computation
+// (common/learn_stacked/stacked_members.h) against M sequential members
+// with the same batch order (LocalTrainMany with StackedPath::kOff)?
+// Prints, per model and M, the medians of several alternating sittings and
+// the ratio stacked / sequential (target on a GPU: >= 3x for cnn).
 //
 // Run: build/bin/stacked_train_bench [cpu|cuda] [steps] [sittings]
 //                                     [models] [members]
@@ -31,6 +31,7 @@
 #include "common/learn/device.h"
 #include "common/learn/models.h"
 #include "common/learn/train.h"
+#include "common/learn_stacked/stacked_train.h"
 
 namespace {
 
@@ -80,10 +81,11 @@ double TimeRun(const Bench& b, int64_t m, int64_t steps, bool stacked,
   shefl::LocalTrainParams p;
   p.steps = steps;
   p.device = dev;
-  p.stacked = stacked ? shefl::StackedPath::kOn : shefl::StackedPath::kOff;
   const bool cpu = dev.is_cpu();
   const double t0 = cpu ? ThreadCpuSeconds() : WallSeconds();
-  auto st = shefl::LocalTrainMany(members, b.data, b.idx, cfg, p);
+  auto st = shefl::LocalTrainMany(
+      members, b.data, b.idx, cfg, p,
+      stacked ? shefl::StackedPath::kOn : shefl::StackedPath::kOff);
   const double t1 = cpu ? ThreadCpuSeconds() : WallSeconds();
   if (!st.ok()) {
     std::fprintf(stderr, "%s\n", st.status().ToString().c_str());

@@ -179,9 +179,9 @@ absl::Status PlanKits(CertsArgs& a) {
   k.host = a.pki.hosts.front();
   k.daemons = a.pki.clients;
   k.force = a.pki.force;
-  auto clients = PlanDaemonClients(k.daemon_clients, k.daemons, k.config_path);
-  if (!clients.ok()) return clients.status();
-  k.daemon_clients = *std::move(clients);
+  SHEFL_ASSIGN_OR_RETURN(
+      k.daemon_clients,
+      PlanDaemonClients(k.daemon_clients, k.daemons, k.config_path));
   return CheckKitsFree(k);
 }
 

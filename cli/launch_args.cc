@@ -83,46 +83,44 @@ absl::Status ParseCapacity(const std::string& value, std::vector<int>& out) {
 
 // Applies one `run` flag to `run`.
 absl::Status RunFlag(const std::string& flag, ArgCursor& cur, RunArgs& run) {
-  auto value = cur.TakeValue(flag);
-  if (!value.ok()) return value.status();
+  SHEFL_ASSIGN_OR_RETURN(auto value, cur.TakeValue(flag));
   if (flag == "--daemons" || flag == "--threads" || flag == "--eval-threads") {
-    auto n = PositiveInt(flag, *value);
-    if (!n.ok()) return n.status();
+    SHEFL_ASSIGN_OR_RETURN(auto n, PositiveInt(flag, value));
     (flag == "--daemons"   ? run.daemons
      : flag == "--threads" ? run.threads
-                           : run.eval_threads) = *n;
+                           : run.eval_threads) = n;
   } else if (flag == "--eval-nice") {
-    if (!absl::SimpleAtoi(*value, &run.eval_nice) || run.eval_nice < 0 ||
+    if (!absl::SimpleAtoi(value, &run.eval_nice) || run.eval_nice < 0 ||
         run.eval_nice > 19)
       return absl::InvalidArgumentError(
-          absl::StrCat("flag --eval-nice wants 0 to 19, got '", *value, "'"));
+          absl::StrCat("flag --eval-nice wants 0 to 19, got '", value, "'"));
   } else if (flag == "--max-restarts") {
-    if (!absl::SimpleAtoi(*value, &run.max_restarts) || run.max_restarts < 0 ||
+    if (!absl::SimpleAtoi(value, &run.max_restarts) || run.max_restarts < 0 ||
         run.max_restarts > 1000)
       return absl::InvalidArgumentError(absl::StrCat(
-          "flag --max-restarts wants 0 to 1000, got '", *value, "'"));
+          "flag --max-restarts wants 0 to 1000, got '", value, "'"));
   } else if (flag == "--set") {
-    if (value->find('=') == std::string::npos) {
+    if (value.find('=') == std::string::npos) {
       return absl::InvalidArgumentError(absl::StrCat(
-          "flag --set wants key=value, got '", *value, "'"));
+          "flag --set wants key=value, got '", value, "'"));
     }
-    run.overrides.push_back(*value);
+    run.overrides.push_back(value);
   } else if (flag == "--out") {
-    run.out = *value;
+    run.out = value;
   } else if (flag == "--resume") {
-    run.resume = *value;
+    run.resume = value;
   } else if (flag == "--device") {
-    run.device = *value;
+    run.device = value;
   } else if (flag == "--capacity") {
-    return ParseCapacity(*value, run.capacity);
+    return ParseCapacity(value, run.capacity);
   } else if (flag == "--python-clients") {
-    run.python_clients = *value;
+    run.python_clients = value;
   } else if (flag == "--python-script") {
-    run.python_script = *value;
+    run.python_script = value;
   } else if (flag == "--python") {
-    run.python = *value;
+    run.python = value;
   }
-  if (value->empty()) {
+  if (value.empty()) {
     return absl::InvalidArgumentError(
         absl::StrCat("flag ", flag, " needs a non-empty value"));
   }

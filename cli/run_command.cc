@@ -148,14 +148,10 @@ Started WaitUntilListening(Supervisor& group, int port) {
 absl::Status StartDaemons(Supervisor& group, const RunPlan& plan,
                           Endpoints& endpoints) {
   std::string path = plan.results_dir + "/endpoints.json";
-  if (absl::Status s = WriteJsonAtomically(path, EndpointsToJson(endpoints));
-      !s.ok()) {
-    return s;
-  }
+  SHEFL_RETURN_IF_ERROR(WriteJsonAtomically(path, EndpointsToJson(endpoints)));
   for (const ChildCommand& d : plan.daemons) {
-    absl::StatusOr<pid_t> pid = group.Start(d.name, d.argv, d.log_path);
-    if (!pid.ok()) return pid.status();
-    endpoints.daemons.push_back({d.name, static_cast<int>(*pid), d.metrics});
+    SHEFL_ASSIGN_OR_RETURN(pid_t pid, group.Start(d.name, d.argv, d.log_path));
+    endpoints.daemons.push_back({d.name, static_cast<int>(pid), d.metrics});
   }
   return WriteJsonAtomically(path, EndpointsToJson(endpoints));
 }
@@ -219,9 +215,9 @@ absl::StatusOr<ClientLayout> LayOutClients(const RunArgs& args,
   // cores, from one queue, so no core idles while another has work.
   ClientLayout l;
   if (!args.python_clients.empty()) {
-    auto p = ParsePythonClients(args.python_clients, config.clients.num_clients);
-    if (!p.ok()) return p.status();
-    l.python = std::move(*p);
+    SHEFL_ASSIGN_OR_RETURN(
+        l.python,
+        ParsePythonClients(args.python_clients, config.clients.num_clients));
   }
   l.ranges = SplitClients(config.clients.num_clients,
                           args.daemons > 0 ? args.daemons : 1, l.python);

@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "common/core/flags.h"
 #include "common/core/resources.h"
+#include "common/core/status_macros.h"
 
 namespace shefl {
 
@@ -50,14 +51,13 @@ std::vector<ClientSet> SplitClients(int64_t num_clients, int num_daemons,
 
 absl::StatusOr<ClientSet> ParsePythonClients(const std::string& spec,
                                              int64_t num_clients) {
-  auto ids = ParseIdRanges("--python-clients", spec);
-  if (!ids.ok()) return ids.status();
-  if (!ids->empty() && ids->back() >= num_clients)
+  SHEFL_ASSIGN_OR_RETURN(auto ids, ParseIdRanges("--python-clients", spec));
+  if (!ids.empty() && ids.back() >= num_clients)
     return absl::InvalidArgumentError(absl::StrCat(
-        "--python-clients '", spec, "': client ", ids->back(),
+        "--python-clients '", spec, "': client ", ids.back(),
         " is not below clients.num_clients = ", num_clients));
   ClientSet out;
-  out.ids = std::move(*ids);
+  out.ids = std::move(ids);
   return out;
 }
 

@@ -52,9 +52,9 @@ absl::Status CheckGiven(const std::vector<std::string>& given,
                         int64_t num_clients) {
   std::map<int64_t, size_t> host;  // client id -> daemon
   for (size_t d = 0; d < given.size(); ++d) {
-    auto ids = ParseIdRanges("--daemon-clients", given[d]);
-    if (!ids.ok()) return ids.status();
-    for (int64_t id : *ids) {
+    SHEFL_ASSIGN_OR_RETURN(auto ids,
+                           ParseIdRanges("--daemon-clients", given[d]));
+    for (int64_t id : ids) {
       if (num_clients >= 0 && id >= num_clients)
         return absl::InvalidArgumentError(absl::StrCat(
             "--daemon-clients '", given[d], "': client ", id,
@@ -83,9 +83,7 @@ absl::StatusOr<std::vector<std::string>> PlanDaemonClients(
     const std::string& config_path) {
   int64_t num_clients = -1;  // unknown without a config
   if (!config_path.empty()) {
-    auto n = ConfigClients(config_path);
-    if (!n.ok()) return n.status();
-    num_clients = *n;
+    SHEFL_ASSIGN_OR_RETURN(num_clients, ConfigClients(config_path));
   }
   if (!given.empty()) {
     if (static_cast<int>(given.size()) != daemons)
@@ -158,9 +156,9 @@ class KitWriter {
   absl::Status Fill(const std::vector<KitFile>& files) {
     SHEFL_RETURN_IF_ERROR(MakePrivateDir(dir_));
     for (const KitFile& f : files) {
-      auto text = ReadWhole(f.path ? f.from : pki_ + "/" + f.from);
-      if (!text.ok()) return text.status();
-      SHEFL_RETURN_IF_ERROR(Write(f.name, *text, f.mode));
+      SHEFL_ASSIGN_OR_RETURN(auto text,
+                             ReadWhole(f.path ? f.from : pki_ + "/" + f.from));
+      SHEFL_RETURN_IF_ERROR(Write(f.name, text, f.mode));
     }
     return absl::OkStatus();
   }

@@ -4,13 +4,15 @@
 
 #include <cmath>
 #include <numeric>
+#include <random>
 
 #include "absl/strings/str_cat.h"
 
 namespace shefl {
 
 absl::StatusOr<Adversary> Adversary::Parse(const std::string& mode) {
-  for (const char* m : {"huge", "flip", "noise", "shard", "labels", "stall"})
+  for (const char* m : {"huge", "flip", "noise", "shard", "labels", "stall",
+                        "garbage"})
     if (mode == m) return Adversary(mode);
   return absl::InvalidArgumentError(absl::StrCat(
       "--adversary '", mode, "': expected one of ", Modes()));
@@ -28,6 +30,14 @@ void Adversary::TamperDelta(at::Tensor* delta) const {
     const double per = kScale * norm / std::sqrt(static_cast<double>(delta->numel()));
     *delta = at::randn_like(*delta).mul_(per);
   }
+}
+
+void Adversary::TamperWords(std::vector<uint32_t>* words) const {
+  if (mode_ != "garbage") return;
+  // Not reproducible on purpose: a liar owes nobody a seed.
+  std::random_device device;
+  std::mt19937 rng(device());
+  for (uint32_t& w : *words) w += static_cast<uint32_t>(rng());
 }
 
 uint64_t Adversary::ClaimSamples(uint64_t real) const {

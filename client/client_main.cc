@@ -9,6 +9,7 @@
 #include "common/core/log.h"
 #include "common/core/malloc_tuning.h"
 #include "common/core/process_main.h"
+#include "common/core/status_macros.h"
 
 namespace {
 
@@ -41,7 +42,8 @@ constexpr const char* kUsage =
     "  --max-backoff-s: longest wait between reconnects (default 30; the\n"
     "                   wait starts at 0.25 s and doubles, with jitter)\n"
     "  --adversary MODE: robustness experiments only: this daemon lies\n"
-    "                    (huge, flip, noise, shard, labels, stall;\n"
+    "                    (huge, flip, noise, shard, labels, stall,\n"
+    "                    garbage;\n"
     "                    docs/SECURITY.md)\n";
 
 }  // namespace
@@ -60,9 +62,7 @@ int main(int argc, char** argv) {
            o.auto_clients = static_cast<uint32_t>(n);
            return absl::OkStatus();
          }
-         auto ids = shefl::ParseClientRanges(v);
-         if (!ids.ok()) return ids.status();
-         o.clients = *ids;
+         SHEFL_ASSIGN_OR_RETURN(o.clients, shefl::ParseClientRanges(v));
          return absl::OkStatus();
        }},
       {"--device", shefl::SetString(&o.device)},

@@ -57,9 +57,8 @@ absl::Status ResolveOptions(DaemonOptions& o) {
         absl::StrCat("--state-dir '", o.state_dir, "': ", ec.message()));
   // Resolve the device now: a bad --device fails at start, and the
   // coordinator's log shows the real one.
-  auto device = ResolveDevice(o.device);
-  if (!device.ok()) return device.status();
-  o.device = device->str();
+  SHEFL_ASSIGN_OR_RETURN(auto device, ResolveDevice(o.device));
+  o.device = device.str();
   return absl::OkStatus();
 }
 
@@ -114,20 +113,16 @@ absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Create(DaemonOptions o) {
 
 // TLS (or not), keepalive and the token, as every channel needs them.
 absl::Status Daemon::Connectivity() {
-  auto creds = MakeChannelCredentials(o_.tls, &channel_args_);
-  if (!creds.ok()) return creds.status();
-  creds_ = *creds;
+  SHEFL_ASSIGN_OR_RETURN(creds_,
+                         MakeChannelCredentials(o_.tls, &channel_args_));
   AddClientKeepalive(&channel_args_);
-  auto token = ReadToken(o_.tls.token_file);
-  if (!token.ok()) return token.status();
-  token_ = *token;
+  SHEFL_ASSIGN_OR_RETURN(token_, ReadToken(o_.tls.token_file));
   return absl::OkStatus();
 }
 
 absl::Status Daemon::StartMetrics() {
-  auto exposer = MetricsServer::Start(o_.metrics_listen, metrics_->registry());
-  if (!exposer.ok()) return exposer.status();
-  exposer_ = std::move(*exposer);
+  SHEFL_ASSIGN_OR_RETURN(
+      exposer_, MetricsServer::Start(o_.metrics_listen, metrics_->registry()));
   if (!exposer_) return absl::OkStatus();
   // 200 with the state while connected; 503 while not, so a readiness
   // probe or compose healthcheck sees a daemon that cannot work.
@@ -174,42 +169,42 @@ absl::Status Daemon::Run() {
 }
 
 absl::Status Daemon::Prepare(const std::string& config_yaml) {
-  auto config = ParseConfig(config_yaml, "the coordinator's config");
-  if (!config.ok()) return config.status();
-  auto device = ResolveDevice(o_.device);
-  if (!device.ok()) return device.status();
-  o_.device = device->str();
+  SHEFL_ASSIGN_OR_RETURN(auto config,
+                         ParseConfig(config_yaml, "the coordinator's config"));
+  SHEFL_ASSIGN_OR_RETURN(auto device, ResolveDevice(o_.device));
+  o_.device = device.str();
   SHEFL_RETURN_IF_ERROR(
-      CheckPrecision("train.precision", config->train.precision, *device));
+      CheckPrecision("train.precision", config.train.precision, device));
   const auto start = std::chrono::steady_clock::now();
-  auto local = LocalTrainer::Create(*config, o_.clients, *device,
-                                    o_.state_dir + "/residuals",
-                                    Fingerprint(config_yaml), workers_);
-  if (!local.ok()) return local.status();
-  (*local)->SetAdversary(adversary_);
-  stack_round_ = (*local)->stacks();
+  SHEFL_ASSIGN_OR_RETURN(
+      auto local, LocalTrainer::Create(config, o_.clients, device,
+                                       o_.state_dir + "/residuals",
+                                       Fingerprint(config_yaml), workers_));
+  local->SetAdversary(adversary_);
+  stack_round_ = local->stacks();
   // The stack is one computation: on a CPU it takes every core.
-  if (stack_round_ && !device->is_cuda())
+  if (stack_round_ && !device.is_cuda())
     ConfigureThreads(o_.threads > 0 ? o_.threads : UsableCores());
-  send_label_counts_ = TraitsOf(config->method).needs_label_counts;
-  if ((*local)->residuals_loaded() > 0)
-    LogLine(o_.name, absl::StrCat((*local)->residuals_loaded(),
+  send_label_counts_ = TraitsOf(config.method).needs_label_counts;
+  if (local->residuals_loaded() > 0)
+    LogLine(o_.name, absl::StrCat(local->residuals_loaded(),
                                   " error-feedback residuals restored from ",
                                   o_.state_dir, "/residuals"));
-  if (config->aggregation.secure != "off") {
+  if (config.aggregation.secure != "off") {
     SecureSessions::Parts sp;
     sp.name = o_.name;
     sp.books = books_.get();
-    sp.residuals = (*local)->residuals();
-    sp.dim = static_cast<uint64_t>((*local)->dim());
-    sp.seed = config->seed;
-    sp.masked = config->aggregation.secure == "common_support";
+    sp.residuals = local->residuals();
+    sp.dim = static_cast<uint64_t>(local->dim());
+    sp.seed = config.seed;
+    sp.masked = config.aggregation.secure == "common_support";
+    sp.adversary = adversary_;
     secure_ = std::make_unique<SecureSessions>(std::move(sp));
   }
   TaskTrainer::Parts parts;
   parts.name = o_.name;
   parts.secure = secure_.get();
-  parts.local = std::move(*local);
+  parts.local = std::move(local);
   parts.adversary = adversary_;
   parts.queue = queue_.get();
   parts.books = books_.get();
@@ -225,8 +220,8 @@ absl::Status Daemon::Prepare(const std::string& config_yaml) {
   LogLine(o_.name,
           absl::StrFormat("%d clients (%d..%d) ready on %s (%s) in %.1f s; %s",
                           o_.clients.size(), o_.clients.front(),
-                          o_.clients.back(), device->str(),
-                          ResolvePrecision(config->train.precision, *device),
+                          o_.clients.back(), device.str(),
+                          ResolvePrecision(config.train.precision, device),
                           std::chrono::duration<double>(
                               std::chrono::steady_clock::now() - start)
                               .count(),

@@ -22,9 +22,7 @@ namespace shefl {
 
 absl::StatusOr<Daemon::SessionEnd> Daemon::Session(
     v1::Coordinator::Stub& stub) {
-  auto registered = Register(stub);
-  if (!registered.ok()) return registered.status();
-  const CoordinatorLink link = *std::move(registered);
+  SHEFL_ASSIGN_OR_RETURN(const CoordinatorLink link, Register(stub));
   grpc::ClientContext feed_ctx;
   link.AddCallMetadata(&feed_ctx);
   const v1::TaskFeedRequest feed_req = FeedRequest(link.session_id);

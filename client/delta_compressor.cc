@@ -25,21 +25,19 @@ absl::StatusOr<std::string> DeltaCompressor::Compress(
     if (r.defined() && r.sizes().equals(delta.sizes()))
       corrected = delta + r.to(delta.device());
   }
-  auto sparse = TopK(corrected, k);
-  if (!sparse.ok()) return sparse.status();
-  *nnz = sparse->nnz();
-  auto encoded = EncodeSparseDelta(*sparse, value_type_);
+  SHEFL_ASSIGN_OR_RETURN(auto sparse, TopK(corrected, k));
+  *nnz = sparse.nnz();
+  auto encoded = EncodeSparseDelta(sparse, value_type_);
   if (!encoded.ok() || !residuals_) return encoded;
   // Feed back what the coordinator will decode (fp16/bf16 rounding too).
   if (value_type_ != ValueType::kFp32) {
-    auto sent = DecodeSparseDelta(*encoded, sparse->dim, sparse->nnz());
-    if (!sent.ok()) return sent.status();
-    *sparse = std::move(*sent);
+    SHEFL_ASSIGN_OR_RETURN(
+        sparse, DecodeSparseDelta(*encoded, sparse.dim, sparse.nnz()));
   }
-  auto residual = ResidualAfter(corrected, *sparse, device_);
-  if (!residual.ok()) return residual.status();
+  SHEFL_ASSIGN_OR_RETURN(auto residual,
+                         ResidualAfter(corrected, sparse, device_));
   SHEFL_RETURN_IF_ERROR(
-      residuals_->Stage(client, model, round, std::move(*residual)));
+      residuals_->Stage(client, model, round, std::move(residual)));
   return encoded;
 }
 

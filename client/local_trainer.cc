@@ -12,9 +12,9 @@
 #include "common/fed/client_metrics.h"
 #include "common/fed/fens_split.h"
 #include "common/fed/partition.h"
-#include "common/learn/cohort_train.h"
 #include "common/learn/flat_state.h"
 #include "common/learn/train.h"
+#include "common/learn_stacked/cohort_train.h"
 
 namespace shefl {
 
@@ -29,49 +29,45 @@ absl::StatusOr<std::unique_ptr<LocalTrainer>> LocalTrainer::Create(
   auto t = std::unique_ptr<LocalTrainer>(new LocalTrainer());
   t->config_ = config;
   t->device_ = device;
-  auto vt = ParseValueType(config.compression.value_type);
-  if (!vt.ok()) return vt.status();
+  SHEFL_ASSIGN_OR_RETURN(auto vt,
+                         ParseValueType(config.compression.value_type));
   t->compressor_ = std::make_unique<DeltaCompressor>(
-      *vt, config.compression.error_feedback, device, residual_dir,
+      vt, config.compression.error_feedback, device, residual_dir,
       fingerprint);
   if (auto* book = t->compressor_->residuals()) {
     // Only this daemon's clients: the folder may be shared (residual_book.h).
     const std::set<int64_t> mine(clients.begin(), clients.end());
     SHEFL_RETURN_IF_ERROR(book->Load(&t->residuals_loaded_, mine));
   }
-  auto train = LoadDataset(config.data, /*train=*/true, config.seed);
-  if (!train.ok()) return train.status();
-  t->train_ = std::move(*train);
-  auto labels = LabelVector(t->train_);
-  if (!labels.ok()) return labels.status();
+  SHEFL_ASSIGN_OR_RETURN(t->train_,
+                         LoadDataset(config.data, /*train=*/true, config.seed));
+  SHEFL_ASSIGN_OR_RETURN(auto labels, LabelVector(t->train_));
   // FENS partitions what its proxy split leaves (common/fed/fens_split.h).
   // One partition for all of this daemon's clients.
-  auto all = TrainingIndicesOf(config, *labels, t->train_.num_classes, clients);
-  if (!all.ok()) return all.status();
+  SHEFL_ASSIGN_OR_RETURN(
+      auto all,
+      TrainingIndicesOf(config, labels, t->train_.num_classes, clients));
   for (size_t i = 0; i < clients.size(); ++i) {
     const int64_t c = clients[i];
     // The part the client holds out for its evaluation is never trained
     // on (eval.client_holdout; common/fed/client_metrics.h).
-    auto split = SplitClientShard((*all)[i], config.eval.client_holdout,
-                                  config.seed, c);
-    if (!split.ok()) return split.status();
-    t->shards_[c] = std::move(split->train);
+    SHEFL_ASSIGN_OR_RETURN(
+        auto split,
+        SplitClientShard(all[i], config.eval.client_holdout, config.seed, c));
+    t->shards_[c] = std::move(split.train);
   }
-  auto shape = ShapeOf(t->train_, config.data.text_vocab);
-  if (!shape.ok()) return shape.status();
+  SHEFL_ASSIGN_OR_RETURN(auto shape,
+                         ShapeOf(t->train_, config.data.text_vocab));
   for (int slot = 0; slot < std::max(1, slots); ++slot) {
-    auto net = MakeModel(config.model.name, *shape);
-    if (!net.ok()) return net.status();
-    (*net)->to(device);
-    t->nets_.push_back(*net);
+    SHEFL_ASSIGN_OR_RETURN(auto net, MakeModel(config.model.name, shape));
+    net->to(device);
+    t->nets_.push_back(net);
   }
   t->dim_ = FlatSize(*t->nets_[0]);
-  t->shape_ = *shape;
-  auto mode = ParseStacking(config.train.stacking);
-  if (!mode.ok()) return mode.status();
-  auto stacks = ResolveStacking(*mode, *t->nets_[0], config.train, device);
-  if (!stacks.ok()) return stacks.status();
-  t->stacks_ = *stacks;
+  t->shape_ = shape;
+  SHEFL_ASSIGN_OR_RETURN(auto mode, ParseStacking(config.train.stacking));
+  SHEFL_ASSIGN_OR_RETURN(
+      t->stacks_, ResolveStacking(mode, *t->nets_[0], config.train, device));
   return t;
 }
 
@@ -124,10 +120,10 @@ absl::StatusOr<TrainedUpdate> LocalTrainer::Package(
                      host.data_ptr<float>() + host.numel());
     out.nnz = out.dense.size();
   } else {
-    auto encoded =
-        compressor_->Compress(client, model, round, delta, k, &out.nnz);
-    if (!encoded.ok()) return encoded.status();
-    out.encoded = std::move(*encoded);
+    SHEFL_ASSIGN_OR_RETURN(
+        auto encoded,
+        compressor_->Compress(client, model, round, delta, k, &out.nnz));
+    out.encoded = std::move(encoded);
   }
   out.num_samples = shards_.at(client).size();
   out.train_loss = stats.mean_loss;
@@ -151,9 +147,10 @@ absl::StatusOr<TrainedUpdate> LocalTrainer::Train(
     const at::Tensor global_flat = Flatten(net).clone();
     LocalTrainParams p = ParamsFor(client, model, s);
     if (s.prox_mu > 0) p.prox_reference = global_flat;
-    auto stats = LocalTrain(net, train_, shards_.at(client), ConfigFor(s), p);
-    if (!stats.ok()) return stats.status();
-    return Package(client, model, s.round, net, global_flat, k, *stats, start);
+    SHEFL_ASSIGN_OR_RETURN(
+        auto stats,
+        LocalTrain(net, train_, shards_.at(client), ConfigFor(s), p));
+    return Package(client, model, s.round, net, global_flat, k, stats, start);
   } catch (const std::exception& e) {
     return absl::InternalError(absl::StrCat("training client ", client,
                                             " model ", model, ": ", e.what()));

@@ -90,10 +90,10 @@ class LocalTrainer {
     int64_t k = 0;
     TaskSettings settings;
   };
-  // Trains `items` (distinct (client, model) pairs, none also in Train at
-  // the time) as one stack (common/learn/cohort_train.h), each to its own
-  // update or its own error, in order. Items whose batch size or prox mu
-  // differ from the first's train one by one. Not concurrent with itself.
+  // Trains `items` (distinct (client, model) pairs, none also in Train at the
+  // time) as one stack (common/learn_stacked/cohort_train.h), each to its own
+  // update or its own error, in order. Items whose batch size or prox mu differ
+  // from the first's train one by one. Not concurrent with itself.
   std::vector<absl::StatusOr<TrainedUpdate>> TrainCohort(
       const std::vector<CohortItem>& items);
 

@@ -1,22 +1,23 @@
 // LocalTrainer::TrainCohort: a round's tasks on this daemon as one stack
-// (common/learn/cohort_train.h), each packaged as Train packages its own.
+// (common/learn_stacked/cohort_train.h), each packaged as Train packages its
+// own.
 #include <ATen/Functions.h>
 
 #include <chrono>
 
 #include "absl/strings/str_cat.h"
 #include "client/local_trainer.h"
-#include "common/learn/cohort_train.h"
+#include "common/core/status_macros.h"
 #include "common/learn/flat_state.h"
+#include "common/learn_stacked/cohort_train.h"
 
 namespace shefl {
 
 absl::StatusOr<std::shared_ptr<Net>> LocalTrainer::CohortNet(size_t lane) {
   while (cohort_nets_.size() <= lane) {
-    auto net = MakeModel(config_.model.name, shape_);
-    if (!net.ok()) return net.status();
-    (*net)->to(device_);
-    cohort_nets_.push_back(*net);
+    SHEFL_ASSIGN_OR_RETURN(auto net, MakeModel(config_.model.name, shape_));
+    net->to(device_);
+    cohort_nets_.push_back(net);
   }
   return cohort_nets_[lane];
 }

@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "client/task_uploader.h"
 #include "common/core/log.h"
+#include "common/core/status_macros.h"
 #include "common/net/accounting.h"
 #include "common/net/grpc_status.h"
 #include "common/secure/public_hashes.h"
@@ -108,8 +109,8 @@ void SecureSessions::OnFeed(const CoordinatorLink& link,
 absl::Status SecureSessions::OnSetup(const CoordinatorLink& link,
                                      const v1::SecureSetup& s) {
   const Key key{static_cast<int64_t>(s.round()), s.model_id()};
-  auto support = DecodeIndexSet(s.support(), p_.dim, p_.dim);
-  if (!support.ok()) return support.status();
+  SHEFL_ASSIGN_OR_RETURN(auto support,
+                         DecodeIndexSet(s.support(), p_.dim, p_.dim));
   v1::SecureCall call;
   {
     MutexLock lock(mu_);
@@ -119,7 +120,7 @@ absl::Status SecureSessions::OnSetup(const CoordinatorLink& link,
     session.setup = true;
     session.party = s.party();
     SecureEncoding& e = session.encoding;
-    e.support = *std::move(support);
+    e.support = std::move(support);
     e.clip = s.clip();
     e.scale_bits = static_cast<int>(s.scale_bits());
     e.seed = p_.seed;
@@ -131,9 +132,8 @@ absl::Status SecureSessions::OnSetup(const CoordinatorLink& link,
     for (auto& [client, delta] : early)
       AddLocked(key, session, client, std::move(delta));
     if (p_.masked) {
-      auto party = SecureParty::Create(session.party);
-      if (!party.ok()) return party.status();
-      session.secure = *std::move(party);
+      SHEFL_ASSIGN_OR_RETURN(session.secure,
+                             SecureParty::Create(session.party));
       *call.mutable_keys() = ToProto(session.secure->Advert());
     }
   }
@@ -163,9 +163,8 @@ absl::Status SecureSessions::OnRoster(const CoordinatorLink& link,
   v1::SecureCall call;
   {
     MutexLock lock(mu_);
-    auto found = Masked(key, "a roster");
-    if (!found.ok()) return found.status();
-    Session& s = **found;
+    SHEFL_ASSIGN_OR_RETURN(auto found, Masked(key, "a roster"));
+    Session& s = *found;
     Roster roster;
     SessionParams& p = roster.params;
     p.run_id = r.run_id();
@@ -175,29 +174,25 @@ absl::Status SecureSessions::OnRoster(const CoordinatorLink& link,
     p.t = r.threshold();
     p.scale_bits = static_cast<uint32_t>(s.encoding.scale_bits);
     p.clip = s.encoding.clip;
-    auto support_hash = ToKey32(AsBytes(r.support_hash()), "support_hash");
-    auto model_hash = ToKey32(AsBytes(r.model_hash()), "model_hash");
-    if (!support_hash.ok()) return support_hash.status();
-    if (!model_hash.ok()) return model_hash.status();
+    SHEFL_ASSIGN_OR_RETURN(const Key32 support_hash,
+                           ToKey32(AsBytes(r.support_hash()), "support_hash"));
+    SHEFL_ASSIGN_OR_RETURN(p.model_hash,
+                           ToKey32(AsBytes(r.model_hash()), "model_hash"));
     // The support the roster's session id binds must be the one we have.
-    auto own = SupportHash(s.encoding.support);
-    if (!own.ok()) return own.status();
-    if (*own != *support_hash)
+    SHEFL_ASSIGN_OR_RETURN(auto own, SupportHash(s.encoding.support));
+    if (own != support_hash)
       return absl::DataLossError("the roster's support is not the setup's");
-    p.support_hash = *support_hash;
-    p.model_hash = *model_hash;
+    p.support_hash = support_hash;
     for (const v1::SecureKeys& k : r.keys()) {
-      auto advert = FromProto(k);
-      if (!advert.ok()) return advert.status();
-      p.roster.push_back(advert->party);
-      roster.keys.push_back(*advert);
+      SHEFL_ASSIGN_OR_RETURN(auto advert, FromProto(k));
+      p.roster.push_back(advert.party);
+      roster.keys.push_back(advert);
     }
-    auto boxes = s.secure->ShareBoxes(roster);
-    if (!boxes.ok()) return boxes.status();
+    SHEFL_ASSIGN_OR_RETURN(auto boxes, s.secure->ShareBoxes(roster));
     v1::SecureBoxes* b = call.mutable_boxes();
     b->set_round(r.round());
     b->set_model_id(r.model_id());
-    AddBoxes(*boxes, b);
+    AddBoxes(boxes, b);
     call.set_party(s.party);
   }
   call.set_round(key.first);
@@ -210,12 +205,10 @@ absl::Status SecureSessions::OnBoxes(const CoordinatorLink& link,
   const Key key{static_cast<int64_t>(b.round()), b.model_id()};
   {
     MutexLock lock(mu_);
-    auto found = Masked(key, "share boxes");
-    if (!found.ok()) return found.status();
-    auto boxes = BoxesFromProto(b);
-    if (!boxes.ok()) return boxes.status();
-    if (auto st = (*found)->secure->TakeBoxes(*boxes); !st.ok()) return st;
-    (*found)->boxes = true;
+    SHEFL_ASSIGN_OR_RETURN(auto found, Masked(key, "share boxes"));
+    SHEFL_ASSIGN_OR_RETURN(auto boxes, BoxesFromProto(b));
+    SHEFL_RETURN_IF_ERROR(found->secure->TakeBoxes(boxes));
+    found->boxes = true;
   }
   MaybeSendInput(link, key);
   return absl::OkStatus();
@@ -227,12 +220,10 @@ absl::Status SecureSessions::OnUnmask(const CoordinatorLink& link,
   v1::SecureCall call;
   {
     MutexLock lock(mu_);
-    auto found = Masked(key, "an unmasking request");
-    if (!found.ok()) return found.status();
-    auto reply = (*found)->secure->Unmask(FromProto(u));
-    if (!reply.ok()) return reply.status();
-    *call.mutable_shares() = ToProto(*reply);
-    call.set_party((*found)->party);
+    SHEFL_ASSIGN_OR_RETURN(auto found, Masked(key, "an unmasking request"));
+    SHEFL_ASSIGN_OR_RETURN(auto reply, found->secure->Unmask(FromProto(u)));
+    *call.mutable_shares() = ToProto(reply);
+    call.set_party(found->party);
   }
   call.set_round(key.first);
   call.set_model_id(u.model_id());
@@ -323,6 +314,7 @@ void SecureSessions::MaybeSendInput(const CoordinatorLink& link,
     } else {
       input.y.assign(s.q.begin(), s.q.end());
     }
+    if (p_.adversary) p_.adversary->TamperWords(&input.y);
     *call.mutable_input() = ToProto(input);
     call.set_party(s.party);
     clients = s.added;
@@ -348,8 +340,7 @@ absl::Status SecureSessions::Call(const CoordinatorLink& link,
   link.AddCallMetadata(&ctx);
   ctx.set_deadline(std::chrono::system_clock::now() + kCallDeadline);
   v1::SecureReply reply;
-  if (auto st = FromGrpc(link.stub->Secure(&ctx, call, &reply)); !st.ok())
-    return st;
+  SHEFL_RETURN_IF_ERROR(FromGrpc(link.stub->Secure(&ctx, call, &reply)));
   const int64_t round = static_cast<int64_t>(call.round());
   p_.books->Book(round, call.party(), call.model_id(), Direction::kUp,
                  call.has_input() ? Traffic::kPayload : Traffic::kControl,

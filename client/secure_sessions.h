@@ -34,6 +34,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "client/adversary.h"
 #include "client/coordinator_link.h"
 #include "client/residual_book.h"
 #include "client/round_books.h"
@@ -54,6 +55,7 @@ class SecureSessions {
     uint64_t dim = 0;
     uint64_t seed = 0;                   // the run's: each client's rounding
     bool masked = true;                  // false: clear_support
+    std::optional<Adversary> adversary;  // a lying daemon's (experiments)
   };
   explicit SecureSessions(Parts parts) : p_(std::move(parts)) {}
 

@@ -1,4 +1,4 @@
-// The cohort stack on a GPU (common/learn/cohort_train.h): the steps
+// The cohort stack on a GPU (common/learn_stacked/cohort_train.h): the steps
 // recorded as CUDA graphs and replayed give the weights the eager stack
 // gives, and both give each task LocalTrain's own weights (1e-4 relative,
 // as cohort_train_test holds on the CPU; cuDNN may pick other algorithms
@@ -13,12 +13,13 @@
 #include <string>
 #include <vector>
 
-#include "common/learn/cohort_train.h"
 #include "common/learn/device.h"
 #include "common/learn/evaluate.h"
 #include "common/learn/flat_state.h"
-#include "common/learn/step_graph.h"
 #include "common/learn/train.h"
+#include "common/learn_stacked/cohort_train.h"
+#include "common/learn_stacked/stacked_eval.h"
+#include "common/learn_stacked/step_graph.h"
 
 #include <catch2/catch.hpp>
 
@@ -112,10 +113,10 @@ TEST_CASE("the members stacked on the GPU evaluate as one after another [cuda]")
     REQUIRE(m.ok());
     models.push_back(*m);
   }
-  EvalThreads loop;
-  loop.stacked = StackedPath::kOff;
+  EvalThreads loop, stacked;  // loop: no stack handed in
+  stacked.stack = StackedEval();  // auto: stacked on CUDA
   auto a = EvaluateEnsemble(models, d, 16, 0, kCuda, {}, loop);
-  auto b = EvaluateEnsemble(models, d, 16, 0, kCuda);  // auto: stacked
+  auto b = EvaluateEnsemble(models, d, 16, 0, kCuda, {}, stacked);
   REQUIRE(a.ok());
   REQUIRE(b.ok());
   CHECK(b->ensemble_nll == Approx(a->ensemble_nll).epsilon(1e-4));

@@ -2,7 +2,8 @@
 // with a side stream of its own for the warm-up and the capture (CUDA
 // refuses to capture on the default stream, and the first calls of cuBLAS
 // and cuDNN must not be captured). Built only with a CUDA LibTorch;
-// common/learn/step_graph_backend.cc adapts it to learn's StepGraph.
+// common/learn_stacked/step_graph_backend.cc adapts it to learn_stacked's
+// StepGraph.
 // Not thread-safe: one graph, one caller.
 #ifndef SHEFL_CUDA_STEP_GRAPH_CUDA_H_
 #define SHEFL_CUDA_STEP_GRAPH_CUDA_H_

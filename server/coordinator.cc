@@ -97,9 +97,8 @@ absl::Status Coordinator::RunRound(int64_t t) {
   // 5. Close: aggregate in client order, publish, and record beside the
   // next round's training.
   const auto close_start = Clock::now();
-  auto closed = CloseRound(r);
-  if (!closed.ok()) return closed.status();
-  if (!*closed) return WaitForRecord();  // abandoned on a stop
+  SHEFL_ASSIGN_OR_RETURN(auto closed, CloseRound(r));
+  if (!closed) return WaitForRecord();  // abandoned on a stop
   return StartRecord(r, close_start);
 }
 
@@ -110,14 +109,17 @@ Coordinator::RoundRun Coordinator::PlanRound(int64_t t) {
   r.start = Clock::now();
   // Only clients whose daemon is connected now: a lost daemon's clients
   // would only cost the round its deadline.
-  // Stallers sitting out (server/state/staller_book.h) are left out too.
-  // With every client connected and none sitting out there is no filter:
-  // the draw is the same, and costs O(C) instead of O(N).
+  // Stallers sitting out (server/state/staller_book.h) are left out too,
+  // as are the clients the source benches (a daemon blamed for corrupt
+  // secure sums). With every client connected and none sitting out there
+  // is no filter: the draw is the same, and costs O(C) instead of O(N).
   const int64_t round = r.round;
   Availability connected = [this, round](int64_t id) {
-    return state_->registry.IsConnected(id) && !stallers_->Benched(id, round);
+    return state_->registry.IsConnected(id) && !stallers_->Benched(id, round) &&
+           !source_->Excludes(id, round);
   };
-  if (state_->registry.AllConnected() && stallers_->BenchedCount(round) == 0)
+  if (state_->registry.AllConnected() && stallers_->BenchedCount(round) == 0 &&
+      source_->ExcludedCount(round) == 0)
     connected = nullptr;
   r.missing = state_->registry.MissingNow();
   r.plan = kind_->Plan(t, connected);
@@ -160,10 +162,9 @@ absl::StatusOr<bool> Coordinator::CloseRound(RoundRun& r) {
                          "/", r.books->expected(), " updates in"));
   r.stallers = RecordStallers(*r.books, r.round, !r.complete);
   source_->BeforePublish(aggregators);
-  auto closed = kind_->Close(aggregators);
-  if (!closed.ok()) return closed.status();
+  SHEFL_ASSIGN_OR_RETURN(auto closed, kind_->Close(aggregators));
   source_->Published();
-  r.closed = std::move(*closed);
+  r.closed = std::move(closed);
   return true;
 }
 
@@ -188,6 +189,7 @@ absl::Status Coordinator::StartRecord(RoundRun& r,
   rec.own = r.own + Since(close_start) - record_wait;
   rec.line = PendingLine(r, rec, record_wait);
   source_->AddFields(r.round, &rec.line);
+  rec.source_state = source_->SaveState(r.round);
   rec.summary = RecordSummary(r, rec);
   pending_record_ = std::async(std::launch::async, [this, rr = std::move(rec)] {
     return Record(rr);

@@ -110,6 +110,7 @@ class Coordinator {
     bool evaluate = false;
     double wall = 0, own = 0;
     nlohmann::json line;  // without the evaluation's figures
+    std::string source_state;  // UpdateSource::SaveState, for the checkpoint
     std::string summary;  // for the log line
   };
   // The round's line before its evaluation: RoundLine and what the round

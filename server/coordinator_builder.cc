@@ -2,6 +2,8 @@
 
 #include <ctime>
 #include <filesystem>
+#include <fstream>
+#include <sstream>
 
 #include "absl/strings/str_cat.h"
 #include "common/core/log.h"
@@ -10,6 +12,7 @@
 #include "common/fed/config_load.h"
 #include "common/fed/methods/registry.h"
 #include "common/learn/device.h"
+#include "common/learn_stacked/stacked_eval.h"
 #include "common/net/tls.h"
 #include "server/run/ownership_file.h"
 #include "server/run/run_folder.h"
@@ -90,10 +93,13 @@ absl::Status CoordinatorBuilder::ResolveConfig() {
 absl::Status CoordinatorBuilder::OpenParts() {
   SHEFL_ASSIGN_OR_RETURN(RunResults results, RunResults::Open(config_.out_dir));
   c_->results_ = std::make_unique<RunResults>(std::move(results));
+  // The members evaluate as one stacked forward on CUDA (StackedEval):
+  // learn's evaluation takes the stacked path only when handed it.
   SHEFL_ASSIGN_OR_RETURN(
       c_->evaluator_,
       Evaluator::Create(config_, EvalThreads{o_.eval_threads, o_.eval_nice,
-                                             &c_->record_waited_}));
+                                             &c_->record_waited_,
+                                             StackedEval()}));
   SHEFL_ASSIGN_OR_RETURN(c_->kind_, MakeRoundKind(config_));
   return absl::OkStatus();
 }
@@ -120,18 +126,18 @@ absl::StatusOr<std::unique_ptr<ModelStore>> CoordinatorBuilder::LoadModels() {
 }
 
 absl::StatusOr<std::unique_ptr<ModelStore>> CoordinatorBuilder::Resume() {
-  auto ck = ModelStore::LoadCheckpoint(c_->results_->checkpoint_path());
-  if (!ck.ok()) return ck.status();
+  SHEFL_ASSIGN_OR_RETURN(
+      auto ck, ModelStore::LoadCheckpoint(c_->results_->checkpoint_path()));
   // Refused before anything of the run is rewritten (rounds.jsonl,
   // config.yaml): the run stays as it was.
-  SHEFL_RETURN_IF_ERROR(CheckResumable(*ck->first, *c_->kind_, config_,
-                                       c_->evaluator_->dim()));
+  SHEFL_RETURN_IF_ERROR(
+      CheckResumable(*ck.first, *c_->kind_, config_, c_->evaluator_->dim()));
   auto owners = LoadOwnership(c_->results_->ownership_path());
   if (owners.ok()) ownership_ = std::move(*owners);
   else if (!absl::IsNotFound(owners.status())) return owners.status();
   Coordinator& c = *c_;
-  c.first_round_ = ck->second;
-  SHEFL_RETURN_IF_ERROR(c.results_->TruncateRounds(ck->second));
+  c.first_round_ = ck.second;
+  SHEFL_RETURN_IF_ERROR(c.results_->TruncateRounds(ck.second));
   const RunHistory h = ReadRunHistory(config_.out_dir, config_.eval.threshold);
   c.best_accuracy_ = h.best_accuracy;
   c.rounds_to_threshold_ = h.rounds_to_threshold;
@@ -141,8 +147,8 @@ absl::StatusOr<std::unique_ptr<ModelStore>> CoordinatorBuilder::Resume() {
   c.last_eval_round_ = h.last_eval_round;
   c.prior_bytes_ = h.bytes;
   LogLine("coordinator", absl::StrCat("resuming ", config_.out_dir,
-                                      " after round ", ck->second));
-  return std::move(ck->first);
+                                      " after round ", ck.second));
+  return std::move(ck.first);
 }
 
 absl::Status CoordinatorBuilder::MakeRoundParts(
@@ -169,11 +175,31 @@ absl::Status CoordinatorBuilder::MakeRoundParts(
   MakeState(std::move(store));
   c.capacity_ = std::make_unique<CapacityPlan>(c.state_->config,
                                                c.state_->reports);
-  c.source_ = MakeUpdateSource(c.state_.get(), c.lost_.get(),
-                               resume_ && have_checkpoint_);
+  c.source_ = MakeUpdateSource(c.state_.get(), c.lost_.get());
+  if (resume_ && have_checkpoint_) SHEFL_RETURN_IF_ERROR(LoadSourceState());
   return c.kind_->Bind({c.state_.get(), c.evaluator_.get(),
                         c.scheduler_.get(), c.capacity_.get(),
                         c.results_.get(), c.first_round_});
+}
+
+// The update source's state beside the checkpoint (the secure support's
+// accumulators, the blame book). A run checkpointed before the source kept
+// any has none: it starts empty, and says so.
+absl::Status CoordinatorBuilder::LoadSourceState() {
+  Coordinator& c = *c_;
+  const std::string path = c.results_->source_state_path(c.first_round_);
+  if (!std::filesystem::exists(path)) {
+    if (!c.source_->SaveState(c.first_round_).empty())
+      LogLine("coordinator", absl::StrCat("no update source state at '", path,
+                                          "': it starts again from empty"));
+    return absl::OkStatus();
+  }
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream bytes;
+  bytes << in.rdbuf();
+  if (!in)
+    return absl::DataLossError(absl::StrCat("cannot read '", path, "'"));
+  return c.source_->LoadState(bytes.str(), c.first_round_);
 }
 
 void CoordinatorBuilder::MakeState(std::unique_ptr<ModelStore> store) {

@@ -41,6 +41,7 @@ class CoordinatorBuilder {
   // the rounds before it.
   absl::StatusOr<std::unique_ptr<ModelStore>> LoadModels();
   absl::StatusOr<std::unique_ptr<ModelStore>> Resume();
+  absl::Status LoadSourceState();
   // The scheduler, the books of stallers and lost daemons, the shared
   // state, capacity levels, the update source; the kind bound to them.
   absl::Status MakeRoundParts(std::unique_ptr<ModelStore> store);

@@ -7,6 +7,7 @@
 #include <cstdio>
 
 #include "absl/strings/str_format.h"
+#include "common/core/durable_file.h"
 #include "common/core/failpoint.h"
 #include "common/core/log.h"
 #include "common/core/status_macros.h"
@@ -131,9 +132,8 @@ absl::Status Coordinator::Record(const PendingRecord& rec) {
   const auto eval_start = Clock::now();
   nlohmann::json line = rec.line;
   if (rec.evaluate) {
-    auto eval = rec.closed.evaluate(&line);
-    if (!eval.ok()) return eval.status();
-    RecordEvaluation(*eval, rec.round);
+    SHEFL_ASSIGN_OR_RETURN(auto eval, rec.closed.evaluate(&line));
+    RecordEvaluation(eval, rec.round);
   }
   AddEvaluation(&line, rec.evaluate);
   line["eval_seconds"] = Since(eval_start);
@@ -146,11 +146,17 @@ absl::Status Coordinator::Record(const PendingRecord& rec) {
     SHEFL_RETURN_IF_ERROR(
         optimizer->Save(results_->server_optimizer_path(rec.round), rec.round));
   }
+  if (!rec.source_state.empty()) {
+    SHEFL_RETURN_IF_ERROR(WriteFileDurably(
+        results_->source_state_path(rec.round), rec.source_state));
+  }
   SHEFL_RETURN_IF_ERROR(ModelStore::SaveCheckpoint(results_->checkpoint_path(),
                                                    rec.round, rec.closed.models,
                                                    rec.closed.versions));
   if (optimizer && rec.round > 1)
     std::remove(results_->server_optimizer_path(rec.round - 1).c_str());
+  if (!rec.source_state.empty() && rec.round > 1)
+    std::remove(results_->source_state_path(rec.round - 1).c_str());
   SHEFL_RETURN_IF_ERROR(SaveOwnership(results_->ownership_path(),
                                       state_->registry.GetOwnership()));
   state_->metrics.SetRound(rec.round);

@@ -13,6 +13,7 @@
 #include "common/core/fd_reserve.h"
 #include "common/core/log.h"
 #include "common/core/resources.h"
+#include "common/core/status_macros.h"
 #include "common/fed/methods/registry.h"
 #include "common/learn/device.h"
 #include "common/net/keepalive.h"
@@ -36,9 +37,9 @@ absl::Status Coordinator::StartServers(
     LogLine("coordinator", absl::StrCat("open-file limit is ", files,
                                         ": raise it (ulimit -n) to serve "
                                         "many daemons"));
-  auto exposer = MetricsServer::Start(o.metrics_listen, state_->metrics.registry());
-  if (!exposer.ok()) return exposer.status();
-  exposer_ = std::move(*exposer);
+  SHEFL_ASSIGN_OR_RETURN(
+      exposer_,
+      MetricsServer::Start(o.metrics_listen, state_->metrics.registry()));
   if (exposer_) exposer_->SetRunId(RunIdOfFolder(state_->config.out_dir));
   state_->metrics.SetRunStarted();
   service_ = std::make_unique<CoordinatorService>(
@@ -61,9 +62,9 @@ absl::Status Coordinator::StartServers(
                      "not this machine's"));
   if (!o.health_listen.empty()) {
     CoordinatorState* state = state_.get();
-    auto health = HealthPort::Start(o.health_listen, [state] { return !state->stop; });
-    if (!health.ok()) return health.status();
-    health_port_ = std::move(*health);
+    SHEFL_ASSIGN_OR_RETURN(
+        health_port_,
+        HealthPort::Start(o.health_listen, [state] { return !state->stop; }));
   }
   LogLine("coordinator",
           absl::StrCat("run '", state_->config.name, "': ",
@@ -107,6 +108,7 @@ absl::Status Coordinator::Finish(double wall) {
       {"wall_seconds", wall},
       {"coordinator_peak_rss_bytes", PeakRssBytes()}};
   if (!registration_.is_null()) summary["registration"] = registration_;
+  source_->AddSummary(&summary);
   summary["clients_lost"] = lost_->ToJson();
   kind_->AddSummary(RoundsLog::ReadEnds(rounds).last, &summary);
   if (rounds_to_threshold_ >= 0)

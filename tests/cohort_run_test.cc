@@ -1,10 +1,10 @@
-// train.stacking through real runs: `shefl run` with two daemons on
-// 127.0.0.1 trains each round's tasks as one stack per daemon
-// (common/learn/cohort_train.h) and gives the run one task at a time gives,
-// up to float rounding: the same uploads (every item sent, the same
-// bytes within 1%: the positions top-k picks may move by a rounding
-// difference) and the same accuracy within 2 points. A setting the stack
-// cannot take is refused at start by its key.
+// train.stacking through real runs: `shefl run` with two daemons on 127.0.0.1
+// trains each round's tasks as one stack per daemon
+// (common/learn_stacked/cohort_train.h) and gives the run one task at a time
+// gives, up to float rounding: the same uploads (every item sent, the same
+// bytes within 1%: the positions top-k picks may move by a rounding difference)
+// and the same accuracy within 2 points. A setting the stack cannot take is
+// refused at start by its key.
 #include <ATen/Functions.h>
 
 #include <string>

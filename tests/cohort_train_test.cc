@@ -1,6 +1,6 @@
-// Cohort-stacked training (common/learn/cohort_train.h): a round's tasks,
-// each with its own shard, batch order, lr and number of steps, trained as
-// one stack, give each task LocalTrain's own weights and stats.
+// Cohort-stacked training (common/learn_stacked/cohort_train.h): a round's
+// tasks, each with its own shard, batch order, lr and number of steps, trained
+// as one stack, give each task LocalTrain's own weights and stats.
 //
 // Tolerance: as in stacked_members_test, the stacked kernels (grouped
 // convolution, batched products, a per-sample cross-entropy meaned per
@@ -9,7 +9,7 @@
 // max |b| of the flat state), far below what training moves them (checked
 // per task: more than 100x the tolerance), so a wrong batch, a wrong lane
 // or a wrong gradient fails.
-#include "common/learn/cohort_train.h"
+#include "common/learn_stacked/cohort_train.h"
 
 #include <ATen/Functions.h>
 

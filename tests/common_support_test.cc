@@ -1,9 +1,12 @@
 // Secure aggregation's common support (common/fed/common_support.h): its
 // size and order, the top part from the public accumulator, the drawn part
-// a function of (seed, round, model) alone and uniform over the rest.
+// a function of (seed, round, model) alone and uniform over the rest; the
+// layout support's whole tensors (smallest first, within K/2), its top
+// part outside them and its drawn share shrinking to the floor.
 #include "common/fed/common_support.h"
 
 #include <algorithm>
+#include <cmath>
 #include <set>
 
 #include <catch2/catch.hpp>
@@ -90,6 +93,59 @@ TEST_CASE("the accumulator decays and adds each published update") {
   CHECK(acc == std::vector<float>{1, -2, 0});
   AccumulateUpdate({1, 2, 4}, 0.5f, &acc);
   CHECK(acc == std::vector<float>{1.5f, 1, 4});
+}
+
+// A model of d = 1000: a 600-entry weight, a 10-entry bias, a 300-entry
+// weight, an 80-entry bias, a 10-entry last bias.
+const std::vector<TensorSpan> kSmall = {{600, 10}, {910, 80}, {990, 10}};
+
+TEST_CASE("layout: small tensors whole, smallest first, within K/2, the next in turns") {
+  std::vector<float> acc(1000, 0.0f);
+  // K = 200: W gets both 10-entry tensors and the 80 (100 = K/2).
+  auto s = LayoutSupport(acc, kSmall, 0.1, {200, 0, 7, 5, 0});
+  REQUIRE(s.size() == 200);
+  CHECK(SortedDistinct(s));
+  const std::set<uint32_t> in(s.begin(), s.end());
+  for (uint32_t i = 600; i < 610; ++i) CHECK(in.count(i));
+  for (uint32_t i = 910; i < 1000; ++i) CHECK(in.count(i));
+  // K = 100: K/2 = 50 holds the two 10-entry tensors and a window of 30
+  // of the 80, which moves on by 30 a round (mod 80), so every entry of
+  // it is in W once every three rounds.
+  std::vector<int> seen(80, 0);
+  for (int64_t round = 1; round <= 8; ++round) {
+    s = LayoutSupport(acc, kSmall, 0.1, {100, 0, 7, round, 0});
+    const std::set<uint32_t> in2(s.begin(), s.end());
+    for (uint32_t i : {600u, 609u, 990u, 999u}) CHECK(in2.count(i));
+    const uint32_t start = static_cast<uint32_t>(((round - 1) * 30) % 80);
+    for (uint32_t j = 0; j < 30; ++j) CHECK(in2.count(910 + (start + j) % 80));
+    for (uint32_t j = 0; j < 80; ++j) seen[j] += in2.count(910 + j) ? 1 : 0;
+  }
+  for (int n : seen) CHECK(n >= 2);
+}
+
+TEST_CASE("layout: the top of |A| outside W, and a drawn share of max(floor, 1/t)") {
+  std::vector<float> acc(1000, 0.0f);
+  for (uint32_t i = 0; i < 500; ++i) acc[i] = static_cast<float>(1000 - i);
+  acc[605] = 1e6f;  // inside W: not counted twice
+  const uint64_t k = 120;  // W: the two 10s and 40 of the 80 (K/2 = 60)
+  for (int64_t round : {1, 2, 4, 20}) {
+    const auto s = LayoutSupport(acc, kSmall, 0.1, {k, 0, 7, round, 0});
+    REQUIRE(s.size() == k);
+    const double share = std::max(0.1, 1.0 / static_cast<double>(round));
+    const uint64_t drawn = static_cast<uint64_t>(std::llround(share * 60));
+    // The top part is coordinates 0..(60 - drawn - 1), the largest |A|.
+    const std::set<uint32_t> in(s.begin(), s.end());
+    for (uint32_t i = 0; i < 60 - drawn; ++i) CHECK(in.count(i));
+    int top = 0;
+    for (uint32_t i = 0; i < 500; ++i) top += in.count(i) ? 1 : 0;
+    CHECK(top >= static_cast<int>(60 - drawn));
+  }
+  // A function of its inputs: the same call, the same support; another
+  // round, another drawn part.
+  CHECK(LayoutSupport(acc, kSmall, 0.1, {k, 0, 7, 20, 0}) ==
+        LayoutSupport(acc, kSmall, 0.1, {k, 0, 7, 20, 0}));
+  CHECK(LayoutSupport(acc, kSmall, 0.1, {k, 0, 7, 20, 0}) !=
+        LayoutSupport(acc, kSmall, 0.1, {k, 0, 7, 21, 0}));
 }
 
 }  // namespace

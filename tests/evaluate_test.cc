@@ -8,6 +8,8 @@
 #include <limits>
 #include <numeric>
 
+#include "common/learn_stacked/stacked_eval.h"
+
 #include <catch2/catch.hpp>
 
 namespace shefl {
@@ -177,7 +179,7 @@ TEST_CASE("EvaluateEnsemble on models agrees with EvaluateFromLogits") {
 }
 
 TEST_CASE("the members stacked give the evaluation one after another gives") {
-  // What a CUDA coordinator does by default (par.stacked kAuto), forced
+  // What a CUDA coordinator does (it hands in StackedEval(), kAuto), forced
   // here on the CPU; resnet18 has BatchNorm in eval mode (running stats).
   at::manual_seed(2);
   for (const std::string name : {"cnn", "resnet18"}) {
@@ -195,9 +197,8 @@ TEST_CASE("the members stacked give the evaluation one after another gives") {
       models.push_back(*m);
     }
     const c10::Device cpu(c10::kCPU);
-    EvalThreads loop, stacked;
-    loop.stacked = StackedPath::kOff;
-    stacked.stacked = StackedPath::kOn;
+    EvalThreads loop, stacked;  // loop: no stack handed in
+    stacked.stack = StackedEval(StackedPath::kOn);
     auto a = EvaluateEnsemble(models, d, 8, 0, cpu, {}, loop);
     auto b = EvaluateEnsemble(models, d, 8, 0, cpu, {}, stacked);
     REQUIRE(a.ok());

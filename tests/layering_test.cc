@@ -13,7 +13,8 @@
 //     core alone, server/ and client/ apart, the launcher on neither,
 //     server/rpc and server/round siblings over server/shared), and its
 //     LibTorch marks hold against what the libraries link;
-//   - common/ reaches cuda/ only at learn's two dispatch points.
+//   - common/ reaches cuda/ only at its two dispatch points (learn's and
+//     learn_stacked's).
 // Tests and tools (`*_test.cc`, cli/fake_child.cc) are outside the rooms.
 // Scratch trees, layers files and rooms files show that each rule fails
 // with the file and line; ldd shows the torch-free binaries link no
@@ -386,11 +387,13 @@ bool IsTestOrTool(const std::string& rel) {
          rel == "cli/fake_child.cc";
 }
 
-// The includes of cuda/ from common/ the design allows: learn's two
-// dispatch points, the only sources compiled with SHEFL_WITH_CUDA.
-bool IsDispatchPoint(const std::string& rel) {
-  return rel == "common/learn/topk_backend.cc" ||
-         rel == "common/learn/step_graph_backend.cc";
+// The includes of cuda/ from common/ the design allows: learn's dispatch
+// point (top-k) and learn_stacked's (the cohort step's CUDA graphs), the
+// only sources compiled with SHEFL_WITH_CUDA.
+bool IsDispatchPoint(const std::string& room, const std::string& rel) {
+  return (room == "learn" && rel == "common/learn/topk_backend.cc") ||
+         (room == "learn_stacked" &&
+          rel == "common/learn_stacked/step_graph_backend.cc");
 }
 
 // (b) Every include of a room's file: of its own room or of a room its
@@ -438,10 +441,11 @@ std::vector<std::string> IncludeViolations(const fs::path& root, const Rooms& r,
         if (to.empty() || to == from) continue;
         const std::string what = where + "\"" + inc + "\" of " + to;
         if (to == "cuda") {
-          if (from == "learn" && IsDispatchPoint(rel)) continue;
+          if (IsDispatchPoint(from, rel)) continue;
           out.push_back(what +
-                        ": cuda/ is reached only at learn's dispatch "
-                        "points (topk_backend.cc, step_graph_backend.cc)");
+                        ": cuda/ is reached only at the dispatch points "
+                        "(learn's topk_backend.cc, learn_stacked's "
+                        "step_graph_backend.cc)");
           continue;
         }
         if (!built) {
@@ -483,8 +487,9 @@ TEST_CASE("docs/rooms.txt reads cleanly and holds every room of the design") {
   CHECK(r.errors.empty());
   for (const char* name :
        {"proto", "core", "sparse", "fed", "secure", "secure_wire", "net",
-        "data", "cuda", "learn", "server_state", "server_run", "server_shared",
-        "server_rpc", "server_round", "server", "client", "cli"}) {
+        "data", "cuda", "learn", "learn_stacked", "server_state", "server_run",
+        "server_shared", "server_rpc", "server_round", "server", "client",
+        "cli"}) {
     INFO(name);
     CHECK(r.Find(name) != nullptr);
   }
@@ -546,6 +551,10 @@ TEST_CASE("the intended graph has the design's shape") {
   // them; net stands without them (their messages are secure_wire's).
   CHECK(below("secure") == std::set<std::string>{"core"});
   CHECK_FALSE(below("net").count("secure"));
+  // The stacked and cohort paths stand on learn, which holds the plain
+  // path alone and never names them (it owns the interfaces they fill).
+  CHECK(below("learn_stacked").count("learn"));
+  CHECK_FALSE(below("learn").count("learn_stacked"));
   for (const char* l :
        {"core", "sparse", "fed", "net", "secure", "secure_wire", "cli",
         "server_state", "server_run", "server_shared", "server_rpc"}) {

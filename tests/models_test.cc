@@ -6,9 +6,9 @@
 #include <c10/core/GradMode.h>
 
 #include "common/core/model_catalog.h"
-#include "common/learn/cohort_train.h"
 #include "common/learn/device.h"
 #include "common/learn/flat_state.h"
+#include "common/learn_stacked/cohort_train.h"
 
 #include <catch2/catch.hpp>
 

@@ -13,10 +13,10 @@
 #include "common/fed/config_load.h"
 #include "common/fed/fens_split.h"
 #include "common/fed/schedule.h"
-#include "common/learn/cohort_train.h"
 #include "common/learn/flat_state.h"
 #include "common/learn/op_counter.h"
 #include "common/learn/train.h"
+#include "common/learn_stacked/cohort_train.h"
 
 #include <catch2/catch.hpp>
 

@@ -14,6 +14,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
+#include "common/core/status_macros.h"
 #include "common/net/certs.h"
 #include "common/net/tls.h"
 #include "shefl.grpc.pb.h"
@@ -93,10 +94,9 @@ inline absl::StatusOr<std::unique_ptr<v1::Coordinator::Stub>> DialCoordinator(
   // equal arguments, and a peer must not ride on a connection another
   // peer's handshake opened.
   args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
-  auto creds = MakeChannelCredentials(o, &args);
-  if (!creds.ok()) return creds.status();
+  SHEFL_ASSIGN_OR_RETURN(auto creds, MakeChannelCredentials(o, &args));
   return v1::Coordinator::NewStub(
-      grpc::CreateCustomChannel(target, *creds, args));
+      grpc::CreateCustomChannel(target, creds, args));
 }
 
 // Every way of dialing, starting from the legitimate `good` (a client

@@ -100,6 +100,13 @@ TEST_CASE("a run with server momentum resumes after kill -9 to the same models")
                       "aggregation.rule=uniform"});
 }
 
+// The secure support's accumulators travel with the checkpoint: from zero
+// again, the resumed rounds would pick other supports, and other models.
+TEST_CASE("a secure run resumes after kill -9 to the same models") {
+  CheckKillAndResume({"aggregation.secure=clear_support",
+                      "secure.min_parties=2"});
+}
+
 }  // namespace
 }  // namespace shefl
 

@@ -6,7 +6,9 @@
 // the masked inputs at the size the design gives (4K bytes and the
 // framing), and both ends agree; 30% of the daemons killed -9 mid-round
 // leave every round closed with the survivors' sum; one more than n - t
-// gone abandons the model's round and the models do not move.
+// gone abandons the model's round and the models do not move; a party
+// adding garbage to its masked input spoils only sums that are refused,
+// and is benched and named.
 #include <signal.h>
 
 #include <filesystem>
@@ -147,18 +149,22 @@ TEST_CASE("secure: masked models equal clear_support ones whatever the packing, 
   CHECK(d_down == r_down);
 }
 
-// Starts a coordinator and `n` daemons of one client each.
+// Starts a coordinator and `n` daemons of one client each (daemon i hosts
+// client i; the last one also gets `last_daemon_flags`).
 struct Federation {
   Federation(const TempDir& dir, int n, const std::vector<std::string>& sets,
-             const std::vector<std::string>& coordinator_flags = {}) {
+             const std::vector<std::string>& coordinator_flags = {},
+             const std::vector<std::string>& last_daemon_flags = {}) {
     port = FreePort();
     std::vector<std::string> argv = CoordinatorArgv(dir, port, sets);
     argv.insert(argv.end(), coordinator_flags.begin(), coordinator_flags.end());
     coordinator = Spawn(argv, dir / "c.log");
-    for (int i = 0; i < n; ++i)
-      daemons.push_back(Spawn(DaemonArgv(dir, port, "d" + std::to_string(i),
-                                         std::to_string(i)),
-                              dir / ("d" + std::to_string(i) + ".log")));
+    for (int i = 0; i < n; ++i) {
+      std::vector<std::string> d =
+          DaemonArgv(dir, port, "d" + std::to_string(i), std::to_string(i));
+      if (i == n - 1) d.insert(d.end(), last_daemon_flags.begin(), last_daemon_flags.end());
+      daemons.push_back(Spawn(d, dir / ("d" + std::to_string(i) + ".log")));
+    }
   }
   ~Federation() {
     for (int pid : daemons) ::kill(-pid, SIGKILL);
@@ -231,6 +237,53 @@ TEST_CASE("secure: one more than n - t gone abandons the round, and the models "
     CHECK(rounds[i]["ensemble_accuracy"] == rounds[0]["ensemble_accuracy"]);
   }
   CHECK_THAT(ReadFile(dir / "c.log"), Catch::Contains("nothing is unmasked"));
+}
+
+TEST_CASE("secure: a party adding garbage to its masked input: its sums are "
+          "corrupt and reach no model, and it is benched and named") {
+  TempDir dir;
+  WriteFile(dir / "c.yaml", SecureConfig());
+  // Ten daemons, two HPCs and eight LPCs: each model's session holds both
+  // HPCs and some LPCs, so the cohort draws the liar (d9, an LPC) apart
+  // from the honest parties.
+  Federation f(dir, 10,
+               {"rounds=8", "clients.num_clients=10", "clients.num_hpc=2",
+                "clients.per_round_hpc=2", "clients.per_round_lpc=6",
+                "model.num_models=2", "secure.min_parties=3",
+                "round_deadline_s=120"},
+               {}, {"--adversary", "garbage"});
+  const int rc = WaitFor(f.coordinator, 400);
+  INFO(ReadFile(dir / "c.log"));
+  REQUIRE(rc == 0);
+  const auto rounds = ReadJsonl(dir / "run/rounds.jsonl");
+  REQUIRE(rounds.size() == 8);
+  int corrupt = 0, benched_round = 0;
+  for (const auto& line : rounds) {
+    INFO(line.dump());
+    const int r = line["round"].get<int>();
+    for (const char* m : {"0", "1"}) {
+      const auto& s = line["secure"][m];
+      if (s["outcome"] == "corrupt") {
+        ++corrupt;
+        CHECK_THAT(s["why"].get<std::string>(), Catch::Contains("honest range"));
+        CHECK(benched_round == 0);  // none after the bench
+      }
+    }
+    // No corrupt word ever reached a model: weights stay small.
+    CHECK(line["max_abs_weight"].get<double>() < 10);
+    if (line.contains("secure_benched")) {
+      CHECK(line["secure_benched"] == nlohmann::json::array({"d9"}));
+      benched_round = r;
+    }
+  }
+  CHECK(corrupt >= 1);
+  CHECK(benched_round >= 1);
+  CHECK(benched_round <= 5);
+  const auto benched = Summary(dir / "run")["secure_benched"];
+  REQUIRE(benched.size() == 1);  // no honest daemon
+  CHECK(benched[0]["daemon"] == "d9");
+  CHECK(benched[0]["round"] == benched_round);
+  CHECK(rounds.back()["ensemble_accuracy"].get<double>() > 0.4);
 }
 
 // The coordinator's /metrics once its rounds are done: it lingers there.

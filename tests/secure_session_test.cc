@@ -8,6 +8,7 @@
 #include <random>
 #include <set>
 
+#include "common/core/status_macros.h"
 #include "common/secure/collector.h"
 #include "common/secure/fixed_point.h"
 #include "common/secure/party.h"
@@ -60,16 +61,14 @@ absl::StatusOr<SecureSum> Run(Session& s, const std::map<uint32_t, Stage>& drop)
   };
   for (auto& p : s.parties)
     if (!gone(p->id(), kKeys)) REQUIRE(s.collector.AddAdvert(p->Advert()).ok());
-  auto roster = s.collector.CloseAdverts();
-  if (!roster.ok()) return roster.status();
+  SHEFL_ASSIGN_OR_RETURN(auto roster, s.collector.CloseAdverts());
   for (auto& p : s.parties)
     if (!gone(p->id(), kShares)) {
-      auto boxes = p->ShareBoxes(*roster);
+      auto boxes = p->ShareBoxes(roster);
       REQUIRE(boxes.ok());
       REQUIRE(s.collector.AddBoxes(p->id(), std::move(*boxes)).ok());
     }
-  auto sharers = s.collector.CloseShares();
-  if (!sharers.ok()) return sharers.status();
+  SHEFL_ASSIGN_OR_RETURN(auto sharers, s.collector.CloseShares());
   for (auto& p : s.parties)
     if (!gone(p->id(), kInput)) {
       REQUIRE(p->TakeBoxes(s.collector.BoxesFor(p->id())).ok());
@@ -77,11 +76,10 @@ absl::StatusOr<SecureSum> Run(Session& s, const std::map<uint32_t, Stage>& drop)
       REQUIRE(y.ok());
       REQUIRE(s.collector.AddInput(*y).ok());
     }
-  auto request = s.collector.CloseInputs();
-  if (!request.ok()) return request.status();
+  SHEFL_ASSIGN_OR_RETURN(auto request, s.collector.CloseInputs());
   for (auto& p : s.parties)
     if (!gone(p->id(), kReply)) {
-      auto reply = p->Unmask(*request);
+      auto reply = p->Unmask(request);
       REQUIRE(reply.ok());
       REQUIRE(s.collector.AddReply(*reply).ok());
     }

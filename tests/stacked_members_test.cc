@@ -1,6 +1,6 @@
-// Stacked members (common/learn/stacked_members.h): M members as one computation
-// give each member's own forward and, trained, each member's own weights
-// (LocalTrain with the same batch order) up to float rounding.
+// Stacked members (common/learn_stacked/stacked_members.h): M members as one
+// computation give each member's own forward and, trained, each member's own
+// weights (LocalTrain with the same batch order) up to float rounding.
 //
 // Tolerances: the stacked kernels (grouped convolution, batched matrix
 // products, a per-sample cross-entropy) may sum in another order than the
@@ -13,7 +13,7 @@
 // to 1e-4 relative (max |a - b| over max |b| of the flat state), which is
 // far below what one step moves them (checked: lr * gradient is 1e-3 or
 // more of the scale), so a wrong gradient or a wrong batch would fail.
-#include "common/learn/stacked_members.h"
+#include "common/learn_stacked/stacked_members.h"
 
 #include <ATen/Context.h>
 #include <ATen/Functions.h>
@@ -22,8 +22,8 @@
 #include <numeric>
 
 #include "common/learn/flat_state.h"
-#include "common/learn/stacked_train.h"
 #include "common/learn/train.h"
+#include "common/learn_stacked/stacked_train.h"
 #include "tests/synthetic_sets.h"
 
 #include <catch2/catch.hpp>
@@ -231,11 +231,11 @@ TEST_CASE("one member stacks too and unknown models are refused by name") {
         absl::StatusCode::kUnimplemented);
   // LocalTrainMany: forced on -> the same refusal; auto on CPU -> the loop.
   LocalTrainParams p = Params(2);
-  p.stacked = StackedPath::kOn;
-  CHECK(LocalTrainMany(nets, text, All(text), Config(), p).status().code() ==
-        absl::StatusCode::kUnimplemented);
-  p.stacked = StackedPath::kAuto;
-  CHECK(LocalTrainMany(nets, text, All(text), Config(), p).ok());
+  CHECK(LocalTrainMany(nets, text, All(text), Config(), p, StackedPath::kOn)
+            .status()
+            .code() == absl::StatusCode::kUnimplemented);
+  CHECK(LocalTrainMany(nets, text, All(text), Config(), p, StackedPath::kAuto)
+            .ok());
 
   // Members of different shapes do not stack.
   Dataset d = Images(8, 13, 1, 28);
@@ -263,8 +263,8 @@ TEST_CASE("members come back with their own storage and flat layout") {
     ptrs.push_back(mine);
   }
   LocalTrainParams p = Params(3);
-  p.stacked = StackedPath::kOn;  // through LocalTrainMany's dispatch
-  auto st = LocalTrainMany(nets, d, All(d), Config(), p);
+  // Through LocalTrainMany's dispatch.
+  auto st = LocalTrainMany(nets, d, All(d), Config(), p, StackedPath::kOn);
   REQUIRE(st.ok());
   for (size_t k = 0; k < nets.size(); ++k) {
     const std::vector<FlatEntry> now = FlatLayout(*nets[k]);
@@ -296,8 +296,7 @@ TEST_CASE("LocalTrainMany forced off is the loop, bit for bit") {
   auto many = Members("mlp", d, 2);
   auto one = Members("mlp", d, 2);
   LocalTrainParams p = Params(3);
-  p.stacked = StackedPath::kOff;
-  REQUIRE(LocalTrainMany(many, d, All(d), Config(), p).ok());
+  REQUIRE(LocalTrainMany(many, d, All(d), Config(), p, StackedPath::kOff).ok());
   for (size_t k = 0; k < one.size(); ++k) {
     REQUIRE(LocalTrain(*one[k], d, All(d), Config(), p).ok());
     CHECK(at::equal(Flatten(*one[k]), Flatten(*many[k])));

@@ -9,8 +9,9 @@ was the first casualty) and which needs C++20. This runs `g++ -std=gnu++20
 -fsyntax-only` with each file's defines and include paths from the compile
 database, LibTorch's include folders swapped for TORCH2_DIR's (a `dpkg -x`
 of sid's libtorch-dev, scripts/fetch_libtorch2.sh), two files at a time,
-over every source of common/data, common/learn, server/round, client/ and
-server/coordinator*.cc, server/run_history.cc (or over FILE..., which need
+over every source of common/data, common/learn, common/learn_stacked,
+server/round, client/ and server/coordinator*.cc, server/run_history.cc
+(or over FILE..., which need
 not be in the database: those that are not take the flags of
 common/learn/train.cc). Files whose includes reach LibTorch's operators
 are checked with 2.x's <ATen/ATen.h> precompiled, made once a run.
@@ -29,7 +30,8 @@ import tempfile
 
 from include_closure import reaches
 
-SCOPE = re.compile(r"/(common/data|common/learn|server/round|client)/[^/]+\.cc$"
+SCOPE = re.compile(r"/(common/data|common/learn|common/learn_stacked|server/round"
+                   r"|client)/[^/]+\.cc$"
                    r"|/server/(coordinator[^/]*|run_history)\.cc$")
 FIRST_ERROR = re.compile(r"^\S.*: (fatal )?error: .*$", re.M)
 

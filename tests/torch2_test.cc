@@ -1,11 +1,11 @@
 // Holds the sources to the C++ API that LibTorch 1.13 (Debian 12, the
 // build) and 2.x (the GPU machines) share: every LibTorch-using source of
-// common/data, common/learn, server/round, client/ and the coordinator
-// compiles with `g++ -std=gnu++20 -fsyntax-only` against Debian sid's
-// libtorch-dev headers (tests/torch2_check.py, each file's flags from the
-// build's compile database), which scripts/setup.sh puts in
-// build/libtorch2. Without those headers the test fails, saying how to get
-// them: a CI machine that lost them must not pass silently.
+// common/data, common/learn, common/learn_stacked, server/round, client/
+// and the coordinator compiles with `g++ -std=gnu++20 -fsyntax-only`
+// against Debian sid's libtorch-dev headers (tests/torch2_check.py, each
+// file's flags from the build's compile database), which scripts/setup.sh
+// puts in build/libtorch2. Without those headers the test fails, saying
+// how to get them: a CI machine that lost them must not pass silently.
 #include <string>
 #include <vector>
 

@@ -14,6 +14,7 @@
 #include "common/learn/flat_state.h"
 #include "common/learn/lean_sgd.h"
 #include "common/learn/train_internal.h"
+#include "common/learn_stacked/stacked_train.h"
 #include "tests/synthetic_sets.h"
 
 #include <catch2/catch.hpp>
@@ -293,7 +294,8 @@ TEST_CASE("LocalTrainMany equals separate trainings with one batch order") {
     REQUIRE(LocalTrain(*one[k], d, All(d), cfg, p).ok());
     CHECK(at::equal(Flatten(*one[k]), Flatten(*many[k])));
   }
-  CHECK_FALSE(LocalTrainMany(many, d, All(d), cfg, p, {at::zeros({1})}).ok());
+  CHECK_FALSE(LocalTrainMany(many, d, All(d), cfg, p, StackedPath::kAuto,
+                             {at::zeros({1})}).ok());
 }
 
 TEST_CASE("bad indices and optimizers are refused, naming them") {

@@ -68,8 +68,8 @@ struct TrainConfig {
   // hardware has it (common/learn/precision.h); weights stay fp32.
   std::string precision = "fp32";
   // auto | on | off: a daemon trains all of a round's tasks as one stacked
-  // computation (common/learn/cohort_train.h); auto: where the device is
-  // CUDA. Results agree with one task at a time up to float rounding.
+  // computation (common/learn_stacked/cohort_train.h); auto: where the device
+  // is CUDA. Results agree with one task at a time up to float rounding.
   std::string stacking = "auto";
 };
 
@@ -194,6 +194,12 @@ struct SecureConfig {
   // The share of C_t drawn from the round seed; the rest is the top of the
   // public accumulator of past global updates.
   double explore_fraction = 0.25;
+  // accumulator | layout (common/fed/common_support.h). layout: trainable
+  // tensors of at most whole_max entries always whole (up to K/2), and a
+  // share max(layout_explore, 1/t) of the rest drawn.
+  std::string support = "accumulator";
+  int64_t whole_max = 6000;
+  double layout_explore = 0.1;
   double accumulator_decay = 0.9;  // A <- decay A + published update
   int64_t threshold = 0;     // t of n parties; 0: floor(2n/3) + 1
   int64_t scale_bits = 24;   // f: values travel as round(x 2^f)
@@ -202,6 +208,11 @@ struct SecureConfig {
   // How long the key, share and unmask stages wait for a party; the
   // masked input waits until the round's deadline.
   double stage_timeout_s = 30;
+  // A sum beyond the honest range marks its session corrupt; blame is
+  // decided over the last blame_window rounds' sessions, and a daemon it
+  // singles out sits out bench_rounds rounds (0: the rest of the run).
+  int64_t blame_window = 5;
+  int64_t bench_rounds = 0;
 };
 
 // The bounds applied when aggregation.robust is on (common/fed/robust.h).

@@ -245,6 +245,16 @@ std::vector<Field> Fields(ExperimentConfig& c) {
        {"off", "common_support", "clear_support"}},
       {"secure.support_fraction", "K, the support's size, as a fraction of "
        "d; 0: K = k.", &c.secure.support_fraction, 0, 1},
+      {"secure.support", "How the common support is chosen: accumulator (the "
+       "top of the public accumulator and explore_fraction drawn) or layout "
+       "(small tensors whole, the accumulator's top, and a share drawn).",
+       &c.secure.support, 0, 0, {"accumulator", "layout"}},
+      {"secure.whole_max", "layout: tensors of at most this many entries "
+       "are always in the support, whole (up to K/2).",
+       &c.secure.whole_max, 0, 1e12},
+      {"secure.layout_explore", "layout: the least share of the support "
+       "outside the whole tensors drawn from the round seed (1/t in round t "
+       "while larger).", &c.secure.layout_explore, 0, 1},
       {"secure.explore_fraction", "Share of the support drawn from the "
        "round seed; the rest is the top of the accumulator.",
        &c.secure.explore_fraction, 0, 1},
@@ -263,6 +273,11 @@ std::vector<Field> Fields(ExperimentConfig& c) {
        "is not aggregated that round.", &c.secure.min_parties, 2, 1e6},
       {"secure.stage_timeout_s", "How long the key, share and unmask "
        "stages wait for a party.", &c.secure.stage_timeout_s, 0.1, 1e6},
+      {"secure.blame_window", "Rounds of sessions that blame for a corrupt "
+       "sum is decided over (a party in a clean session is cleared).",
+       &c.secure.blame_window, 1, 1e6},
+      {"secure.bench_rounds", "Rounds a daemon blamed for a corrupt sum "
+       "sits out; 0: the rest of the run.", &c.secure.bench_rounds, 0, 1e9},
       {"robust.max_abs", "An update with a coordinate above this magnitude "
        "is refused; 0: no bound.", &c.robust.max_abs, 0, 1e30},
       {"robust.clip_multiple", "Updates with an L2 norm above this x the "

@@ -18,8 +18,8 @@ const std::vector<std::string>& ModelCatalog();
 bool IsKnownModel(const std::string& name);
 
 // True for the models a daemon can train as one cohort stack
-// (common/learn/cohort_train.h: no BatchNorm, an architecture the stacked
-// forward knows); models_test checks it against CohortSupports.
+// (common/learn_stacked/cohort_train.h: no BatchNorm, an architecture the
+// stacked forward knows); models_test checks it against CohortSupports.
 bool StacksInCohort(const std::string& name);
 
 }  // namespace shefl

@@ -13,6 +13,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "common/core/status_macros.h"
 #include "common/data/data_sources.h"
 #include "common/data/data_svhn.h"
 
@@ -48,12 +49,12 @@ std::string FolderWith(const std::string& root, const std::string& subdir,
 absl::StatusOr<Dataset> LoadMnistLike(const std::string& root, bool train,
                                       bool fashion) {
   const std::string prefix = train ? "train" : "t10k";
-  auto images = FindMaybeGz(root, prefix + "-images-idx3-ubyte");
-  if (!images.ok()) return images.status();
-  auto labels = FindMaybeGz(root, prefix + "-labels-idx1-ubyte");
-  if (!labels.ok()) return labels.status();
-  if (fashion) return ReadIdx(*images, *labels, 10, 0.2860f, 0.3530f, "fmnist");
-  return ReadIdx(*images, *labels, 10, 0.1307f, 0.3081f, "mnist");
+  SHEFL_ASSIGN_OR_RETURN(auto images,
+                         FindMaybeGz(root, prefix + "-images-idx3-ubyte"));
+  SHEFL_ASSIGN_OR_RETURN(auto labels,
+                         FindMaybeGz(root, prefix + "-labels-idx1-ubyte"));
+  if (fashion) return ReadIdx(images, labels, 10, 0.2860f, 0.3530f, "fmnist");
+  return ReadIdx(images, labels, 10, 0.1307f, 0.3081f, "mnist");
 }
 
 absl::StatusOr<Dataset> LoadCifar(const std::string& root, bool train,
@@ -126,8 +127,7 @@ absl::StatusOr<Dataset> LoadFrom(const DataConfig& config,
             .string());
   }
   if (name == "agnews") {
-    absl::Status status = CheckTextConfig(config);
-    if (!status.ok()) return status;
+    SHEFL_RETURN_IF_ERROR(CheckTextConfig(config));
     return ReadAgNews(
         (fs::path(root) / (train ? "train.csv" : "test.csv")).string(),
         config.text_vocab, config.text_max_len);
@@ -139,9 +139,8 @@ absl::StatusOr<Dataset> LoadFrom(const DataConfig& config,
 
 absl::StatusOr<Dataset> LoadDataset(const DataConfig& config, bool train,
                                     uint64_t seed) {
-  auto standard = DefaultRoot(config.dataset);
-  if (!standard.ok()) return standard.status();
-  const std::string root = config.root.empty() ? *standard : config.root;
+  SHEFL_ASSIGN_OR_RETURN(auto standard, DefaultRoot(config.dataset));
+  const std::string root = config.root.empty() ? standard : config.root;
   auto loaded = LoadFrom(config, root, train, seed);
   // A missing file: say which data set, and where its files come from.
   if (!loaded.ok() && absl::IsNotFound(loaded.status()))

@@ -8,6 +8,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "common/core/status_macros.h"
 #include "common/data/data.h"
 
 namespace shefl {
@@ -27,17 +28,16 @@ struct CifarFormat {
 
 absl::StatusOr<std::string> ReadRecords(const std::string& path,
                                         const CifarFormat& format) {
-  auto bytes = ReadMaybeGzipFile(path);
-  if (!bytes.ok()) return bytes.status();
+  SHEFL_ASSIGN_OR_RETURN(auto bytes, ReadMaybeGzipFile(path));
   const int64_t record = format.label_bytes + kPixels;
-  const int64_t size = static_cast<int64_t>(bytes->size());
+  const int64_t size = static_cast<int64_t>(bytes.size());
   if (size == 0 || size % record != 0) {
     return absl::DataLossError(absl::StrCat(
         path, ": size ", size, " is not a positive multiple of the ", record,
         "-byte ", format.name, " record (truncated or not a ", format.name,
         " binary file?)"));
   }
-  const auto* p = reinterpret_cast<const unsigned char*>(bytes->data());
+  const auto* p = reinterpret_cast<const unsigned char*>(bytes.data());
   for (int64_t r = 0; r < size / record; ++r) {
     const int64_t label = p[r * record + format.label_offset];
     if (label >= format.num_classes) {
@@ -59,10 +59,9 @@ absl::StatusOr<Dataset> ReadCifar(const std::vector<std::string>& files,
   int64_t n = 0;
   const int64_t record = format.label_bytes + kPixels;
   for (const auto& path : files) {
-    auto bytes = ReadRecords(path, format);
-    if (!bytes.ok()) return bytes.status();
-    n += static_cast<int64_t>(bytes->size()) / record;
-    contents.push_back(std::move(*bytes));
+    SHEFL_ASSIGN_OR_RETURN(auto bytes, ReadRecords(path, format));
+    n += static_cast<int64_t>(bytes.size()) / record;
+    contents.push_back(std::move(bytes));
   }
   float table[3][256];
   for (int c = 0; c < 3; ++c) {

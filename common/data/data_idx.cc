@@ -9,6 +9,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "common/core/status_macros.h"
 #include "common/data/data.h"
 
 namespace shefl {
@@ -64,21 +65,19 @@ absl::StatusOr<Dataset> ReadIdx(const std::string& images_path,
                                 const std::string& labels_path,
                                 int64_t num_classes, float mean, float std,
                                 const std::string& name) {
-  auto images = ReadMaybeGzipFile(images_path);
-  if (!images.ok()) return images.status();
-  auto labels = ReadMaybeGzipFile(labels_path);
-  if (!labels.ok()) return labels.status();
-  auto ishape = IdxHeader(images_path, *images, kIdxImagesMagic, 3, "image");
-  if (!ishape.ok()) return ishape.status();
-  auto lshape = IdxHeader(labels_path, *labels, kIdxLabelsMagic, 1, "label");
-  if (!lshape.ok()) return lshape.status();
-  const int64_t n = (*ishape)[0], rows = (*ishape)[1], cols = (*ishape)[2];
-  if ((*lshape)[0] != n) {
+  SHEFL_ASSIGN_OR_RETURN(auto images, ReadMaybeGzipFile(images_path));
+  SHEFL_ASSIGN_OR_RETURN(auto labels, ReadMaybeGzipFile(labels_path));
+  SHEFL_ASSIGN_OR_RETURN(
+      auto ishape, IdxHeader(images_path, images, kIdxImagesMagic, 3, "image"));
+  SHEFL_ASSIGN_OR_RETURN(
+      auto lshape, IdxHeader(labels_path, labels, kIdxLabelsMagic, 1, "label"));
+  const int64_t n = ishape[0], rows = ishape[1], cols = ishape[2];
+  if (lshape[0] != n) {
     return absl::InvalidArgumentError(absl::StrCat(
         images_path, " holds ", n, " images but ", labels_path, " holds ",
-        (*lshape)[0], " labels"));
+        lshape[0], " labels"));
   }
-  const auto* lab = reinterpret_cast<const unsigned char*>(labels->data()) + 8;
+  const auto* lab = reinterpret_cast<const unsigned char*>(labels.data()) + 8;
   for (int64_t i = 0; i < n; ++i) {
     if (lab[i] >= num_classes) {
       return absl::InvalidArgumentError(
@@ -88,7 +87,7 @@ absl::StatusOr<Dataset> ReadIdx(const std::string& images_path,
   }
   float table[256];  // every byte value, normalised once
   for (int v = 0; v < 256; ++v) table[v] = (v / 255.0f - mean) / std;
-  const auto* pix = reinterpret_cast<const unsigned char*>(images->data()) + 16;
+  const auto* pix = reinterpret_cast<const unsigned char*>(images.data()) + 16;
   try {
     Dataset out;
     out.name = name;

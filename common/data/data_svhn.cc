@@ -28,6 +28,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "common/core/status_macros.h"
 #include "common/data/data.h"
 
 namespace shefl {
@@ -140,27 +141,24 @@ struct MatArray {
 absl::Status ParseMatrix(std::string_view m, const std::string& what,
                          MatArray* out) {
   size_t pos = 0;
-  auto flags = NextElement(m, &pos, what);
-  if (!flags.ok()) return flags.status();
-  if (flags->type != miUINT32 || flags->data.size() != 8) {
+  SHEFL_ASSIGN_OR_RETURN(auto flags, NextElement(m, &pos, what));
+  if (flags.type != miUINT32 || flags.data.size() != 8) {
     return absl::DataLossError(absl::StrCat(what, ": bad array flags"));
   }
-  const uint32_t f = U32(flags->data.data());
+  const uint32_t f = U32(flags.data.data());
   out->mx_class = f & 0xff;
   const bool complex = (f & 0x800) != 0;
-  auto dims = NextElement(m, &pos, what);
-  if (!dims.ok()) return dims.status();
-  if (dims->type != miINT32 || dims->data.size() % 4 != 0) {
+  SHEFL_ASSIGN_OR_RETURN(auto dims, NextElement(m, &pos, what));
+  if (dims.type != miINT32 || dims.data.size() % 4 != 0) {
     return absl::DataLossError(absl::StrCat(what, ": bad dimensions"));
   }
-  for (size_t i = 0; i < dims->data.size(); i += 4) {
+  for (size_t i = 0; i < dims.data.size(); i += 4) {
     int32_t d;
-    std::memcpy(&d, dims->data.data() + i, 4);
+    std::memcpy(&d, dims.data.data() + i, 4);
     out->dims.push_back(d);
   }
-  auto name = NextElement(m, &pos, what);
-  if (!name.ok()) return name.status();
-  out->name = std::string(name->data);
+  SHEFL_ASSIGN_OR_RETURN(auto name, NextElement(m, &pos, what));
+  out->name = std::string(name.data);
   if (complex) {
     return absl::InvalidArgumentError(absl::StrCat(
         what, ": variable '", out->name, "' is complex; SVHN's are real"));
@@ -170,9 +168,8 @@ absl::Status ParseMatrix(std::string_view m, const std::string& what,
     out->real = Element{};
     return absl::OkStatus();
   }
-  auto real = NextElement(m, &pos, what);
-  if (!real.ok()) return real.status();
-  out->real = *real;
+  SHEFL_ASSIGN_OR_RETURN(auto real, NextElement(m, &pos, what));
+  out->real = real;
   return absl::OkStatus();
 }
 
@@ -205,22 +202,18 @@ absl::StatusOr<std::vector<MatArray>> ReadMatV5(const std::string& bytes,
   size_t pos = 128;
   while (pos < all.size()) {
     const std::string what = absl::StrCat(path, " (byte ", pos, ")");
-    auto e = NextElement(all, &pos, what);
-    if (!e.ok()) return e.status();
+    SHEFL_ASSIGN_OR_RETURN(auto e, NextElement(all, &pos, what));
     MatArray var;
-    Element matrix = *e;
-    if (e->type == miCOMPRESSED) {
-      auto inflated = Inflate(e->data, what);
-      if (!inflated.ok()) return inflated.status();
-      var.storage = std::make_unique<std::string>(std::move(*inflated));
+    Element matrix = e;
+    if (e.type == miCOMPRESSED) {
+      SHEFL_ASSIGN_OR_RETURN(auto inflated, Inflate(e.data, what));
+      var.storage = std::make_unique<std::string>(std::move(inflated));
       size_t inner = 0;
-      auto in = NextElement(*var.storage, &inner, what + " inflated");
-      if (!in.ok()) return in.status();
-      matrix = *in;
+      SHEFL_ASSIGN_OR_RETURN(
+          matrix, NextElement(*var.storage, &inner, what + " inflated"));
     }
     if (matrix.type != miMATRIX) continue;  // not a variable
-    absl::Status st = ParseMatrix(matrix.data, what, &var);
-    if (!st.ok()) return st;
+    SHEFL_RETURN_IF_ERROR(ParseMatrix(matrix.data, what, &var));
     vars.push_back(std::move(var));
   }
   return vars;
@@ -323,21 +316,17 @@ absl::StatusOr<std::vector<int64_t>> CheckY(const MatArray& y, int64_t n,
 }  // namespace
 
 absl::StatusOr<Dataset> ReadSvhnMat(const std::string& path) {
-  auto bytes = ReadMaybeGzipFile(path);
-  if (!bytes.ok()) return bytes.status();
-  auto vars = ReadMatV5(*bytes, path);
-  if (!vars.ok()) return vars.status();
-  const MatArray* x = Find(*vars, "X");
-  const MatArray* y = Find(*vars, "y");
+  SHEFL_ASSIGN_OR_RETURN(auto bytes, ReadMaybeGzipFile(path));
+  SHEFL_ASSIGN_OR_RETURN(auto vars, ReadMatV5(bytes, path));
+  const MatArray* x = Find(vars, "X");
+  const MatArray* y = Find(vars, "y");
   if (x == nullptr || y == nullptr) {
     return absl::InvalidArgumentError(absl::StrCat(
         path, ": no variable '", x == nullptr ? "X" : "y",
         "' (an SVHN cropped-digits file holds X and y)"));
   }
-  auto n = CheckX(*x, path);
-  if (!n.ok()) return n.status();
-  auto labels = CheckY(*y, *n, path);
-  if (!labels.ok()) return labels.status();
+  SHEFL_ASSIGN_OR_RETURN(auto n, CheckX(*x, path));
+  SHEFL_ASSIGN_OR_RETURN(auto labels, CheckY(*y, n, path));
   float table[3][256];
   for (int c = 0; c < 3; ++c)
     for (int v = 0; v < 256; ++v) table[c][v] = (v / 255.0f - kMean[c]) / kStd[c];
@@ -345,14 +334,14 @@ absl::StatusOr<Dataset> ReadSvhnMat(const std::string& path) {
     Dataset out;
     out.name = "svhn";
     out.num_classes = 10;
-    out.x = at::empty({*n, 3, 32, 32}, at::TensorOptions().dtype(at::kFloat));
-    out.y = at::empty({*n}, at::TensorOptions().dtype(at::kLong));
-    std::memcpy(out.y.data_ptr<int64_t>(), labels->data(), *n * sizeof(int64_t));
+    out.x = at::empty({n, 3, 32, 32}, at::TensorOptions().dtype(at::kFloat));
+    out.y = at::empty({n}, at::TensorOptions().dtype(at::kLong));
+    std::memcpy(out.y.data_ptr<int64_t>(), labels.data(), n * sizeof(int64_t));
     float* dst = out.x.data_ptr<float>();
     const auto* src = reinterpret_cast<const unsigned char*>(x->real.data.data());
     // MATLAB X(r, c, ch, i) sits at r + 32c + 1024ch + 3072i; the tensor
     // wants [i][ch][r][c]: transpose each 32x32 plane.
-    for (int64_t i = 0; i < *n; ++i) {
+    for (int64_t i = 0; i < n; ++i) {
       for (int ch = 0; ch < 3; ++ch) {
         const unsigned char* plane = src + i * kPixels + ch * 1024;
         float* out_plane = dst + i * kPixels + ch * 1024;

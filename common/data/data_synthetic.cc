@@ -13,6 +13,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "common/core/rng.h"
+#include "common/core/status_macros.h"
 #include "common/data/data.h"
 
 namespace shefl {
@@ -42,8 +43,7 @@ absl::Status CheckSyntheticConfig(const DataConfig& c) {
 
 absl::StatusOr<Dataset> MakeSynthetic(const DataConfig& config, bool train,
                                       uint64_t seed) {
-  absl::Status status = CheckSyntheticConfig(config);
-  if (!status.ok()) return status;
+  SHEFL_RETURN_IF_ERROR(CheckSyntheticConfig(config));
   const int64_t k = config.synthetic_classes;
   const int64_t f = config.synthetic_features;
   const int64_t n = train ? config.synthetic_train : config.synthetic_test;

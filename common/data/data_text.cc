@@ -11,6 +11,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "common/core/status_macros.h"
 #include "common/data/data.h"
 
 namespace shefl {
@@ -92,9 +93,8 @@ absl::StatusOr<std::vector<std::vector<std::string>>> ParseCsv(
     }
     std::vector<std::string> row;
     for (;;) {
-      auto field = CsvField(text, &pos, &line, source);
-      if (!field.ok()) return field.status();
-      row.push_back(std::move(*field));
+      SHEFL_ASSIGN_OR_RETURN(auto field, CsvField(text, &pos, &line, source));
+      row.push_back(std::move(field));
       if (pos < text.size() && text[pos] == ',') {
         ++pos;
         continue;
@@ -144,23 +144,21 @@ absl::StatusOr<Dataset> ReadAgNews(const std::string& path, int64_t vocab,
         path, ": text_vocab must be >= 2 and text_max_len >= 1, got ", vocab,
         " and ", max_len));
   }
-  auto text = ReadMaybeGzipFile(path);
-  if (!text.ok()) return text.status();
-  auto rows = ParseCsv(*text, path);
-  if (!rows.ok()) return rows.status();
+  SHEFL_ASSIGN_OR_RETURN(auto text, ReadMaybeGzipFile(path));
+  SHEFL_ASSIGN_OR_RETURN(auto rows, ParseCsv(text, path));
   std::vector<int64_t> labels;
   std::vector<std::vector<int64_t>> tokens;
-  for (size_t r = 0; r < rows->size(); ++r) {
-    auto label = AgNewsLabel((*rows)[r], absl::StrCat(path, ": row ", r + 1));
-    if (!label.ok()) return label.status();
-    if (*label < 0) {
+  for (size_t r = 0; r < rows.size(); ++r) {
+    SHEFL_ASSIGN_OR_RETURN(
+        auto label, AgNewsLabel(rows[r], absl::StrCat(path, ": row ", r + 1)));
+    if (label < 0) {
       if (r == 0) continue;  // header
       return absl::InvalidArgumentError(absl::StrCat(
-          path, ": row ", r + 1, ": class '", (*rows)[r][0],
+          path, ": row ", r + 1, ": class '", rows[r][0],
           "' is not a number"));
     }
-    labels.push_back(*label);
-    tokens.push_back(TokenizeText((*rows)[r][1] + " " + (*rows)[r][2], vocab,
+    labels.push_back(label);
+    tokens.push_back(TokenizeText(rows[r][1] + " " + rows[r][2], vocab,
                                   max_len));
   }
   if (labels.empty()) {

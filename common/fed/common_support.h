@@ -9,6 +9,17 @@
 //         drawn uniformly from the rest by a generator seeded by
 //         (run seed, round, model).
 //
+// The layout support (secure.support: layout) knows the model's tensors:
+//
+//   C_t = W u V_t u R_t. W: every trainable tensor of at most
+//         secure.whole_max entries (biases, a last layer, a first
+//         convolution), smallest first, whole, while they fit in K/2; the
+//         first that does not fit gets the rest of K/2 as a window that
+//         moves on each round, so it is covered in turns.
+//         R_t: a share max(secure.layout_explore, 1/t) of the rest drawn
+//         from the round seed (all of it in round 1, half in round 2, ...,
+//         the floor from then on). V_t: the rest, the top of |A| outside W.
+//
 // Both parts are public: the coordinator computes C_t and sends it (index
 // codec) to the parties; an auditor with the published updates can
 // recompute it.
@@ -32,6 +43,19 @@ struct SupportChoice {
 // ascending order. Ties in |A| go to the lower coordinate, so the choice
 // is a function of its inputs alone.
 std::vector<uint32_t> CommonSupport(const std::vector<float>& accumulator,
+                                    const SupportChoice& choice);
+
+// One tensor of the flat model: [offset, offset + numel).
+struct TensorSpan {
+  uint64_t offset = 0, numel = 0;
+};
+
+// The layout support: `small` the trainable tensors of at most
+// secure.whole_max entries; `explore_floor` the least share of the rest
+// drawn at random. min(K, d) distinct coordinates, ascending.
+std::vector<uint32_t> LayoutSupport(const std::vector<float>& accumulator,
+                                    std::vector<TensorSpan> small,
+                                    double explore_floor,
                                     const SupportChoice& choice);
 
 // The public accumulator after a published global update u of a model:

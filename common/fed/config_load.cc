@@ -231,12 +231,12 @@ absl::Status CheckNames(const ParsedConfig& p) {
 absl::StatusOr<ExperimentConfig> ParseConfigWithOverrides(
     const std::string& yaml_text, const std::string& source,
     const std::vector<std::string>& overrides) {
-  auto parsed = ParseConfigKeys(yaml_text, source, overrides);
-  if (!parsed.ok()) return parsed.status();
-  SHEFL_RETURN_IF_ERROR(CheckNames(*parsed));
-  const Method* method = *FindMethod(parsed->config.method);
+  SHEFL_ASSIGN_OR_RETURN(auto parsed,
+                         ParseConfigKeys(yaml_text, source, overrides));
+  SHEFL_RETURN_IF_ERROR(CheckNames(parsed));
+  const Method* method = *FindMethod(parsed.config.method);
   const MethodTraits traits = method->traits();
-  ConfigResolution r(&*parsed);
+  ConfigResolution r(&parsed);
   method->Resolve(r);
   ResolveByTraits(traits, r);
   SHEFL_RETURN_IF_ERROR(r.Result());
@@ -245,7 +245,7 @@ absl::StatusOr<ExperimentConfig> ParseConfigWithOverrides(
   CheckReduction(r);
   CheckSecure(r);
   SHEFL_RETURN_IF_ERROR(r.Result());
-  return std::move(parsed->config);
+  return std::move(parsed.config);
 }
 
 absl::StatusOr<ExperimentConfig> ParseConfig(const std::string& yaml_text,
@@ -255,9 +255,8 @@ absl::StatusOr<ExperimentConfig> ParseConfig(const std::string& yaml_text,
 
 absl::StatusOr<ExperimentConfig> LoadConfig(
     const std::string& path, const std::vector<std::string>& overrides) {
-  auto text = ReadConfigText(path);
-  if (!text.ok()) return text.status();
-  return ParseConfigWithOverrides(*text, path, overrides);
+  SHEFL_ASSIGN_OR_RETURN(auto text, ReadConfigText(path));
+  return ParseConfigWithOverrides(text, path, overrides);
 }
 
 }  // namespace shefl

@@ -5,6 +5,7 @@
 #include <numeric>
 
 #include "common/core/rng.h"
+#include "common/core/status_macros.h"
 #include "common/fed/methods/registry.h"
 #include "common/fed/partition.h"
 
@@ -44,9 +45,9 @@ ProxySplit SplitProxy(int64_t n, double fraction, uint64_t seed) {
 absl::StatusOr<std::vector<int64_t>> TrainingIndices(
     const ExperimentConfig& config, const std::vector<int64_t>& labels,
     int64_t num_classes, int64_t client_id) {
-  auto one = TrainingIndicesOf(config, labels, num_classes, {client_id});
-  if (!one.ok()) return one.status();
-  return std::move(one->front());
+  SHEFL_ASSIGN_OR_RETURN(
+      auto one, TrainingIndicesOf(config, labels, num_classes, {client_id}));
+  return std::move(one.front());
 }
 
 absl::StatusOr<std::vector<std::vector<int64_t>>> TrainingIndicesOf(
@@ -58,11 +59,12 @@ absl::StatusOr<std::vector<std::vector<int64_t>>> TrainingIndicesOf(
                           client_ids, config.seed);
   const ProxySplit split = SplitProxy(static_cast<int64_t>(labels.size()),
                                       config.fens.proxy_fraction, config.seed);
-  auto idx = ClientsIndices(config.partition, RestLabels(labels, split.rest),
-                            num_classes, n_clients, client_ids, config.seed);
-  if (!idx.ok()) return idx.status();
+  SHEFL_ASSIGN_OR_RETURN(
+      auto idx,
+      ClientsIndices(config.partition, RestLabels(labels, split.rest),
+                     num_classes, n_clients, client_ids, config.seed));
   // rest is ascending, so mapped positions stay ascending.
-  for (auto& client : *idx)
+  for (auto& client : idx)
     for (int64_t& i : client) i = split.rest[i];
   return idx;
 }
@@ -76,10 +78,10 @@ absl::StatusOr<std::vector<std::vector<int64_t>>> AllTrainingIndices(
                      config.seed);
   const ProxySplit split = SplitProxy(static_cast<int64_t>(labels.size()),
                                       config.fens.proxy_fraction, config.seed);
-  auto all = Partition(config.partition, RestLabels(labels, split.rest),
-                       num_classes, n_clients, config.seed);
-  if (!all.ok()) return all.status();
-  for (auto& client : *all)
+  SHEFL_ASSIGN_OR_RETURN(
+      auto all, Partition(config.partition, RestLabels(labels, split.rest),
+                          num_classes, n_clients, config.seed));
+  for (auto& client : all)
     for (int64_t& i : client) i = split.rest[i];
   return all;
 }

@@ -9,6 +9,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "common/core/rng.h"
+#include "common/core/status_macros.h"
 
 namespace shefl {
 namespace {
@@ -186,8 +187,8 @@ absl::StatusOr<Plan> DirichletPlan(const PartitionConfig& config,
   for (int64_t k = 0; k < num_classes; ++k) {
     class_sizes[k] = static_cast<int64_t>(buckets[k].size());
   }
-  auto bounds = DirichletBounds(config, class_sizes, n, num_clients, seed);
-  if (!bounds.ok()) return bounds.status();
+  SHEFL_ASSIGN_OR_RETURN(
+      auto bounds, DirichletBounds(config, class_sizes, n, num_clients, seed));
   Plan plan;
   plan.ranges.resize(num_clients);
   for (int64_t k = 0; k < num_classes; ++k) {
@@ -199,7 +200,7 @@ absl::StatusOr<Plan> DirichletPlan(const PartitionConfig& config,
     const int64_t offset = static_cast<int64_t>(plan.order.size());
     plan.order.insert(plan.order.end(), buckets[k].begin(), buckets[k].end());
     for (int64_t j = 0; j < num_clients; ++j) {
-      const auto& b = (*bounds)[k];
+      const auto& b = bounds[k];
       if (b[j + 1] > b[j]) {
         plan.ranges[j].emplace_back(offset + b[j], offset + b[j + 1]);
       }
@@ -272,8 +273,7 @@ absl::StatusOr<Plan> MakePlan(const PartitionConfig& config,
     return Invalid(absl::StrCat("unknown partition.scheme '", config.scheme,
                                 "' (iid | dirichlet | shards | own)"));
   }
-  absl::Status status = ValidateCommon(labels, num_classes, num_clients);
-  if (!status.ok()) return status;
+  SHEFL_RETURN_IF_ERROR(ValidateCommon(labels, num_classes, num_clients));
   if (config.scheme == "iid") {
     return IidPlan(static_cast<int64_t>(labels.size()), num_clients, seed);
   }
@@ -304,9 +304,9 @@ absl::StatusOr<std::vector<int64_t>> ClientIndices(
                                 " is outside [0, num_clients=", num_clients,
                                 ")"));
   }
-  auto plan = MakePlan(config, labels, num_classes, num_clients, seed);
-  if (!plan.ok()) return plan.status();
-  return Extract(*plan, client_id);
+  SHEFL_ASSIGN_OR_RETURN(
+      auto plan, MakePlan(config, labels, num_classes, num_clients, seed));
+  return Extract(plan, client_id);
 }
 
 absl::StatusOr<std::vector<std::vector<int64_t>>> ClientsIndices(
@@ -318,21 +318,21 @@ absl::StatusOr<std::vector<std::vector<int64_t>>> ClientsIndices(
       return Invalid(absl::StrCat("client_id ", id,
                                   " is outside [0, num_clients=", num_clients,
                                   ")"));
-  auto plan = MakePlan(config, labels, num_classes, num_clients, seed);
-  if (!plan.ok()) return plan.status();
+  SHEFL_ASSIGN_OR_RETURN(
+      auto plan, MakePlan(config, labels, num_classes, num_clients, seed));
   std::vector<std::vector<int64_t>> out;
   out.reserve(client_ids.size());
-  for (int64_t id : client_ids) out.push_back(Extract(*plan, id));
+  for (int64_t id : client_ids) out.push_back(Extract(plan, id));
   return out;
 }
 
 absl::StatusOr<std::vector<std::vector<int64_t>>> Partition(
     const PartitionConfig& config, const std::vector<int64_t>& labels,
     int64_t num_classes, int64_t num_clients, uint64_t seed) {
-  auto plan = MakePlan(config, labels, num_classes, num_clients, seed);
-  if (!plan.ok()) return plan.status();
+  SHEFL_ASSIGN_OR_RETURN(
+      auto plan, MakePlan(config, labels, num_classes, num_clients, seed));
   std::vector<std::vector<int64_t>> all(num_clients);
-  for (int64_t j = 0; j < num_clients; ++j) all[j] = Extract(*plan, j);
+  for (int64_t j = 0; j < num_clients; ++j) all[j] = Extract(plan, j);
   return all;
 }
 

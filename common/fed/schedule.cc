@@ -8,6 +8,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/core/rng.h"
+#include "common/core/status_macros.h"
 #include "common/fed/capacity.h"
 #include "common/fed/methods/registry.h"
 #include "common/sparse/codec.h"
@@ -244,8 +245,7 @@ int64_t KForHpc(int64_t d, double rho, double r, int64_t M) {
 absl::StatusOr<BudgetKs> KsForBudget(const ExperimentConfig& config,
                                      int64_t d) {
   const CompressionConfig& k = config.compression;
-  auto type = ParseValueType(k.value_type);
-  if (!type.ok()) return type.status();
+  SHEFL_ASSIGN_OR_RETURN(auto type, ParseValueType(k.value_type));
   const int64_t M = std::max<int64_t>(config.model.num_models, 1);
   const uint64_t lpc_bytes = static_cast<uint64_t>(k.budget_bytes);
   // A shefl HPC has r LPC budgets for its M models; a baseline client of
@@ -258,22 +258,21 @@ absl::StatusOr<BudgetKs> KsForBudget(const ExperimentConfig& config,
           : lpc_bytes;
   auto fit = [&](uint64_t bytes,
                  const std::string& what) -> absl::StatusOr<int64_t> {
-    auto got = LargestKForBudget(static_cast<uint64_t>(d), bytes, *type);
+    auto got = LargestKForBudget(static_cast<uint64_t>(d), bytes, type);
     if (got.ok() && *got >= 1) return static_cast<int64_t>(*got);
     return absl::InvalidArgumentError(absl::StrCat(
         "key 'compression.budget_bytes': ", what, " cannot carry one ",
         k.value_type, " value of a model of ", d, " parameters (k = 1 needs ",
-        PredictEncodedSizeUpperBound(d, 1, *type), " bytes)"));
+        PredictEncodedSizeUpperBound(d, 1, type), " bytes)"));
   };
   BudgetKs out;
-  auto lpc = fit(lpc_bytes, absl::StrCat(lpc_bytes, " bytes"));
-  if (!lpc.ok()) return lpc.status();
-  out.k_lpc = *lpc;
-  auto hpc = fit(hpc_bytes,
-                 absl::StrCat("an HPC's share of r * ", lpc_bytes, " bytes over ",
-                              M, " models, ", hpc_bytes, " bytes a model,"));
-  if (!hpc.ok()) return hpc.status();
-  out.k_hpc = *hpc;
+  SHEFL_ASSIGN_OR_RETURN(out.k_lpc,
+                         fit(lpc_bytes, absl::StrCat(lpc_bytes, " bytes")));
+  SHEFL_ASSIGN_OR_RETURN(
+      out.k_hpc,
+      fit(hpc_bytes,
+          absl::StrCat("an HPC's share of r * ", lpc_bytes, " bytes over ", M,
+                       " models, ", hpc_bytes, " bytes a model,")));
   return out;
 }
 
@@ -290,19 +289,15 @@ absl::StatusOr<Scheduler> Scheduler::Create(const ExperimentConfig& config,
   const int64_t lpc_rows =
       s.tiered_ ? config.clients.per_round_lpc
                 : config.clients.per_round_hpc + config.clients.per_round_lpc;
-  auto form = ResolvePermutationForm(config.schedule.assignment,
-                                     config.method,
-                                     std::max<int64_t>(lpc_rows, 1), M);
-  if (!form.ok()) return form.status();
-  s.form_ = *form;
-  auto levels = ParseCapacityLevels(config.clients.hpc_capacity, M);
-  if (!levels.ok()) return levels.status();
-  s.hpc_levels_ = std::move(*levels);
+  SHEFL_ASSIGN_OR_RETURN(
+      s.form_, ResolvePermutationForm(config.schedule.assignment, config.method,
+                                      std::max<int64_t>(lpc_rows, 1), M));
+  SHEFL_ASSIGN_OR_RETURN(s.hpc_levels_,
+                         ParseCapacityLevels(config.clients.hpc_capacity, M));
   if (config.compression.budget_bytes > 0) {
-    auto ks = KsForBudget(config, model_dim);
-    if (!ks.ok()) return ks.status();
-    s.k_lpc_ = ks->k_lpc;
-    s.k_hpc_ = ks->k_hpc;
+    SHEFL_ASSIGN_OR_RETURN(auto ks, KsForBudget(config, model_dim));
+    s.k_lpc_ = ks.k_lpc;
+    s.k_hpc_ = ks.k_hpc;
     return s;
   }
   const double rho = config.compression.density;

@@ -19,7 +19,7 @@
 #include <functional>
 #include <vector>
 
-#include "common/learn/stacked_path.h"
+#include "common/learn/member_stack.h"
 
 namespace shefl {
 
@@ -30,10 +30,11 @@ struct EvalThreads {
   // Null: every worker starts at once. Else workers after the first wait
   // until it is true (or the batches are done).
   const std::atomic<bool>* all_in = nullptr;
-  // The M members as one stacked forward (common/learn/stacked_members.h;
-  // one worker then): kAuto where the device is CUDA and the model
-  // stacks; kOn wherever it stacks (tests); kOff one member after another.
-  StackedPath stacked = StackedPath::kAuto;
+  // The M members as one stacked forward where this gives a stack (one
+  // worker then): the stacked room's StackedEval
+  // (common/learn_stacked/stacked_eval.h) says where; null, one member
+  // after another (member_stack.h).
+  StackMembers stack;
 };
 
 // Computes batches 0..n-1 with `compute` on `par.threads` workers (on the

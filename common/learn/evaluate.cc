@@ -11,7 +11,6 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "common/core/status_macros.h"
-#include "common/learn/stacked_members.h"
 #include "common/learn/torch_call.h"
 
 namespace shefl {
@@ -203,23 +202,6 @@ at::Tensor BatchLogProbs(const std::vector<std::shared_ptr<Net>>& models,
   return at::stack(outs, 0).log_softmax(2);
 }
 
-// The members stacked for evaluation (running statistics, no gradients)
-// where `mode` asks for it and the model stacks; else null: one member
-// after another.
-std::unique_ptr<StackedMembers> EvalStack(
-    const std::vector<std::shared_ptr<Net>>& models, c10::Device device,
-    StackedPath mode) {
-  const bool want =
-      mode == StackedPath::kOn || (mode == StackedPath::kAuto && device.is_cuda());
-  if (!want || models.size() < 2 || !StackedMembers::Supports(*models[0]).ok())
-    return nullptr;
-  absl::StatusOr<std::unique_ptr<StackedMembers>> s =
-      StackedMembers::Create(models, device);
-  if (!s.ok()) return nullptr;
-  (*s)->train(false);
-  return *std::move(s);
-}
-
 // Batch b of `index` (its last batch may be short).
 at::Tensor BatchIndex(const at::Tensor& index, int64_t b, int64_t batch) {
   return index.slice(0, b * batch, std::min(index.size(0), (b + 1) * batch));
@@ -239,7 +221,9 @@ void RunModels(const std::vector<std::shared_ptr<Net>>& models,
   for (const auto& m : models) m->to(device);
   const at::Tensor index = idx.to(data.x.device());
   EvalThreads threads = par;
-  std::unique_ptr<StackedMembers> stack = EvalStack(models, device, par.stacked);
+  // The stacked path only where the caller handed one in (member_stack.h).
+  std::unique_ptr<MemberStack> stack =
+      par.stack ? par.stack(models, device) : nullptr;
   if (!device.is_cpu() || stack) threads.threads = 1;
   ForBatchesInOrder(
       NumBatches(index, batch), threads,

@@ -95,8 +95,9 @@ absl::StatusOr<EvalResult> EvaluateFromProbs(
 // Runs every model over `data` (its first `max_samples`, all when <= 0) in
 // batches of `batch_size` under NoGradGuard in eval mode, on `device`
 // (models are moved there; each model's train/eval mode is restored). On
-// the CPU, `par` shares the batches among threads (eval_batches.h); on
-// CUDA the members run as one stacked forward (par.stacked). The figures
+// the CPU, `par` shares the batches among threads (eval_batches.h); where
+// par.stack gives a stack (the coordinator hands in the stacked room's,
+// which stacks on CUDA), the members run as one forward. The figures
 // depend on neither beyond float rounding.
 absl::StatusOr<EvalResult> EvaluateEnsemble(
     const std::vector<std::shared_ptr<Net>>& models, const Dataset& data,
@@ -104,7 +105,8 @@ absl::StatusOr<EvalResult> EvaluateEnsemble(
     const std::vector<double>& weights = {}, const EvalThreads& par = {});
 
 // Each member's mean cross-entropy on data[indices] (e.g. a client's own
-// training shard): the loss_i(w_k) that PersonalisedWeights takes.
+// training shard): the loss_i(w_k) that PersonalisedWeights takes. One
+// member after another, on one thread.
 absl::StatusOr<std::vector<double>> MemberLosses(
     const std::vector<std::shared_ptr<Net>>& models, const Dataset& data,
     const std::vector<int64_t>& indices, int64_t batch_size,

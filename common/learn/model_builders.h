@@ -25,10 +25,6 @@ absl::StatusOr<std::shared_ptr<Net>> MakeText(const ModelShape& s);
 at::Tensor ResNetStackedForward(StackedOps& ops, const at::Tensor& x,
                                 bool shared);
 
-// The registered stacked forward of model `name` (models.cc's table); null
-// when it has none.
-StackedForwardFn StackedForwardOf(const std::string& name);
-
 // True for an image shape (channels, height and width all set).
 inline bool IsImage(const ModelShape& s) {
   return s.in_channels > 0 && s.height > 0 && s.width > 0;

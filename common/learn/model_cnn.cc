@@ -56,7 +56,7 @@ absl::StatusOr<std::shared_ptr<Net>> MakeCnn(const ModelShape& s) {
 }
 
 
-// The forward above for M stacked members (StackedMembers).
+// The forward above for M stacked members (on stacked_ops.h's layers).
 at::Tensor CnnStackedForward(StackedOps& ops, const at::Tensor& x, bool shared) {
   at::Tensor h = at::max_pool2d(at::relu(ops.Conv(x, "conv1", shared)), {2, 2});
   h = at::max_pool2d(at::relu(ops.Conv(h, "conv2", false)), {2, 2});

@@ -42,7 +42,7 @@ absl::StatusOr<std::shared_ptr<Net>> MakeMlp(const ModelShape& s) {
 }
 
 
-// The forward above for M stacked members (StackedMembers).
+// The forward above for M stacked members (on stacked_ops.h's layers).
 at::Tensor MlpStackedForward(StackedOps& ops, const at::Tensor& x, bool shared) {
   at::Tensor h = at::relu(ops.Linear(x.flatten(shared ? 1 : 2), "fc1", shared));
   h = at::relu(ops.Linear(h, "fc2", false));

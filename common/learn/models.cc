@@ -36,7 +36,7 @@ absl::StatusOr<std::shared_ptr<Net>> MakeResNet34(const ModelShape& s) {
 // common/core/model_catalog.h (the config loader's list, which
 // models_test holds equal to this one).
 // Each entry: the builder and the stacked forward (null: the model trains
-// member by member; common/learn/stacked_members.h).
+// member by member; stacked_ops.h).
 struct ModelEntry {
   const char* name;
   absl::StatusOr<std::shared_ptr<Net>> (*build)(const ModelShape&);

@@ -1,9 +1,11 @@
-// The layer operations of a stacked forward (StackedMembers implements
-// them): each architecture writes its stacked forward against this
-// interface right beside its plain forward (model_cnn.cc, model_mlp.cc,
-// model_resnet.cc), so the two cannot drift apart; the model registry
-// (models.cc) holds both. Layers are named as the members' modules are.
-// Not thread-safe: one forward at a time.
+// The layer operations of a stacked forward: each architecture writes its
+// stacked forward against this interface right beside its plain forward
+// (model_cnn.cc, model_mlp.cc, model_resnet.cc), so the two cannot drift
+// apart; the model registry (models.cc) holds both. learn owns the
+// interface and never implements it: StackedMembers, in the stacked room
+// (common/learn_stacked/stacked_members.h), does, and finds each model's
+// forward through StackedForwardOf. Layers are named as the members'
+// modules are. Not thread-safe: one forward at a time.
 #ifndef SHEFL_COMMON_LEARN_STACKED_OPS_H_
 #define SHEFL_COMMON_LEARN_STACKED_OPS_H_
 
@@ -39,6 +41,10 @@ class StackedOps {
 // A registered model's stacked forward: logits [M, B, classes].
 using StackedForwardFn = at::Tensor (*)(StackedOps& ops, const at::Tensor& x,
                                         bool shared);
+
+// The registered stacked forward of model `name` (models.cc's table); null
+// when it has none (the model trains member by member).
+StackedForwardFn StackedForwardOf(const std::string& name);
 
 }  // namespace shefl
 

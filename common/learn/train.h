@@ -1,8 +1,9 @@
-// Local training: one client trains one model (or an HPC its M models) on
-// its own shard for a round. The batch order is drawn from the seed, so a
-// client retrained with the same (seed, round, client, member) produces
-// bit-identical weights on the same device and thread count.
-// Thread-compatible: LocalTrainParams and TrainStats are plain values.
+// Local training: one client trains one model on its own shard for a round (an
+// HPC's M models on one shard, looped or stacked, and a round's tasks as one
+// stack are the stacked room's: common/learn_stacked/). The batch order is
+// drawn from the seed, so a client retrained with the same (seed, round,
+// client, member) produces bit-identical weights on the same device and thread
+// count. Thread-compatible: LocalTrainParams and TrainStats are plain values.
 #ifndef SHEFL_COMMON_LEARN_TRAIN_H_
 #define SHEFL_COMMON_LEARN_TRAIN_H_
 
@@ -20,7 +21,6 @@
 #include "common/data/dataset.h"
 #include "common/fed/lr_schedule.h"
 #include "common/learn/models.h"
-#include "common/learn/stacked_path.h"
 
 namespace torch::optim {
 class Optimizer;
@@ -44,7 +44,6 @@ struct LocalTrainParams {
   // flat state (common/learn/flat_state.h; its buffer tail is ignored).
   at::Tensor prox_reference;
   c10::Device device = c10::Device(c10::kCPU);
-  StackedPath stacked = StackedPath::kAuto;  // LocalTrainMany only
 };
 
 struct TrainStats {
@@ -79,20 +78,6 @@ absl::StatusOr<TrainStats> LocalTrain(Net& model, const Dataset& data,
                                       const std::vector<int64_t>& indices,
                                       const TrainConfig& cfg,
                                       const LocalTrainParams& p);
-
-// Trains several members on one shard with the same batch order (all use
-// p's seed tags, p.member included), as an HPC does with its M models. The
-// result equals LocalTrain on each member with `p`: exactly on the loop
-// path, up to float rounding on the stacked one (p.stacked says which;
-// LocalTrainStacked in common/learn/stacked_train.h). On CPU kAuto loops (a
-// fused pass measured 0.93-0.95x, docs/DESIGN.md). `prox_references`
-// is empty or one per member. kOn with a model the stacked path does not
-// know -> Unimplemented.
-absl::StatusOr<std::vector<TrainStats>> LocalTrainMany(
-    const std::vector<std::shared_ptr<Net>>& models, const Dataset& data,
-    const std::vector<int64_t>& indices, const TrainConfig& cfg,
-    const LocalTrainParams& p,
-    const std::vector<at::Tensor>& prox_references = {});
 
 }  // namespace shefl
 

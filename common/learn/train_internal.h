@@ -1,6 +1,8 @@
-// The pieces of LocalTrain (common/learn/train.h) that the stacked path
-// (stacked_train.cc) shares with it, so that both see the same batches and
-// take the same optimiser steps. Internal to common/learn (and its tests).
+// The pieces of LocalTrain (common/learn/train.h) that the stacked paths
+// share with it, so that both see the same batches and take the same
+// optimiser steps. Internal to common/learn, the room on it that holds
+// those paths (common/learn_stacked/) and their tests: learn's one header
+// written for a room above it, which it neither includes nor calls.
 // Stateless functions; thread-safe.
 #ifndef SHEFL_COMMON_LEARN_TRAIN_INTERNAL_H_
 #define SHEFL_COMMON_LEARN_TRAIN_INTERNAL_H_
@@ -56,11 +58,6 @@ std::unique_ptr<torch::optim::Optimizer> MakeOptimizer(
 // trains by epochs, per step when by p.steps. A no-op under "constant".
 void ScheduleStep(torch::optim::Optimizer& opt, const TrainConfig& cfg,
                   const LocalTrainParams& p, int64_t pass, int64_t step);
-
-// mu/2 * sum over stacked members of ||w_m - ref_m||^2 (FedProx on a
-// stack; the references stacked like the parameters).
-at::Tensor StackedProxLoss(const std::vector<at::Tensor>& params,
-                           const std::vector<at::Tensor>& refs, double mu);
 
 // The lr of the coming step under cfg.lr_schedule (p.lr itself under
 // "constant"): per pass when p trains by epochs, per step by p.steps.

@@ -273,44 +273,41 @@ absl::Status MakeDevPki(const PkiOptions& o,
   KeyPtr ca_key;
   CertPtr ca;
   if (o.reuse_ca && have_ca) {
-    auto loaded = LoadCa(o.out_dir);
-    if (!loaded.ok()) return loaded.status();
-    ca_key = std::move(loaded->first);
-    ca = std::move(loaded->second);
+    SHEFL_ASSIGN_OR_RETURN(auto loaded, LoadCa(o.out_dir));
+    ca_key = std::move(loaded.first);
+    ca = std::move(loaded.second);
   } else {
-    auto made = w.Issue("ca", {"shefl development CA", true, "", ""}, nullptr,
-                        nullptr);
-    if (!made.ok()) return made.status();
-    ca_key = std::move(made->first);
-    ca = std::move(made->second);
+    SHEFL_ASSIGN_OR_RETURN(auto made,
+                           w.Issue("ca", {"shefl development CA", true, "", ""},
+                                   nullptr, nullptr));
+    ca_key = std::move(made.first);
+    ca = std::move(made.second);
   }
-  auto server = w.Issue("server",
-                        {"shefl-coordinator", false, "serverAuth",
-                         SubjectAltNames(o.hosts)},
-                        ca.get(), ca_key.get());
-  if (!server.ok()) return server.status();
+  SHEFL_ASSIGN_OR_RETURN(auto server,
+                         w.Issue("server",
+                                 {"shefl-coordinator", false, "serverAuth",
+                                  SubjectAltNames(o.hosts)},
+                                 ca.get(), ca_key.get()));
   for (int i = 0; i < o.clients; ++i) {
-    auto client = w.Issue(absl::StrCat("client-", i),
-                          {absl::StrCat(o.client_cn_prefix, i), false,
-                           "clientAuth", o.client_alt_names},
-                          ca.get(), ca_key.get());
-    if (!client.ok()) return client.status();
+    SHEFL_ASSIGN_OR_RETURN(auto client,
+                           w.Issue(absl::StrCat("client-", i),
+                                   {absl::StrCat(o.client_cn_prefix, i), false,
+                                    "clientAuth", o.client_alt_names},
+                                   ca.get(), ca_key.get()));
   }
   if (!o.write_token) return absl::OkStatus();
   // The shared token, and one per daemon with the coordinator's list of
   // them (common/net/token_book.h): under token-only TLS a daemon's own
   // token is its identity.
-  auto token = RandomToken();
-  if (!token.ok()) return token.status();
-  SHEFL_RETURN_IF_ERROR(w.Write("token", *token + "\n", 0600));
+  SHEFL_ASSIGN_OR_RETURN(auto token, RandomToken());
+  SHEFL_RETURN_IF_ERROR(w.Write("token", token + "\n", 0600));
   std::string list =
       "# shefl-coordinator --token-file: one daemon's name and token a line\n";
   for (int i = 0; i < o.clients; ++i) {
-    auto own = RandomToken();
-    if (!own.ok()) return own.status();
+    SHEFL_ASSIGN_OR_RETURN(auto own, RandomToken());
     const std::string name = absl::StrCat("client-", i);
-    SHEFL_RETURN_IF_ERROR(w.Write(name + ".token", *own + "\n", 0600));
-    absl::StrAppend(&list, name, " ", *own, "\n");
+    SHEFL_RETURN_IF_ERROR(w.Write(name + ".token", own + "\n", 0600));
+    absl::StrAppend(&list, name, " ", own, "\n");
   }
   return w.Write("tokens", list, 0600);
 }

@@ -20,6 +20,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "common/core/mutex.h"
+#include "common/core/status_macros.h"
 #include "common/net/http_head.h"
 #include "common/net/run_label.h"
 
@@ -205,8 +206,7 @@ bool AcceptSome(int listen_fd, std::vector<Conn>* conns) {
 absl::StatusOr<std::unique_ptr<MetricsServer>> MetricsServer::Start(
     const std::string& listen, std::shared_ptr<prometheus::Registry> registry) {
   if (listen.empty()) return std::unique_ptr<MetricsServer>();
-  absl::StatusOr<sockaddr_in> addr = ParseListen(listen);
-  if (!addr.ok()) return addr.status();
+  SHEFL_ASSIGN_OR_RETURN(sockaddr_in addr, ParseListen(listen));
   auto s = std::unique_ptr<MetricsServer>(new MetricsServer());
   s->wake_fd_ = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
   s->listen_fd_ =
@@ -214,18 +214,18 @@ absl::StatusOr<std::unique_ptr<MetricsServer>> MetricsServer::Start(
   const int one = 1;
   if (s->listen_fd_ >= 0)
     ::setsockopt(s->listen_fd_, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-  sockaddr* sa = reinterpret_cast<sockaddr*>(&*addr);
+  sockaddr* sa = reinterpret_cast<sockaddr*>(&addr);
   // Backlog 128: a burst of connects waits in the kernel, not refused,
   // until the loop takes it.
   if (s->wake_fd_ < 0 || s->listen_fd_ < 0 ||
-      ::bind(s->listen_fd_, sa, sizeof(*addr)) != 0 ||
+      ::bind(s->listen_fd_, sa, sizeof(addr)) != 0 ||
       ::listen(s->listen_fd_, 128) != 0)
     return absl::UnavailableError(absl::StrCat("--metrics-listen ", listen,
                                                ": cannot listen: ",
                                                std::strerror(errno)));
-  socklen_t len = sizeof(*addr);
+  socklen_t len = sizeof(addr);
   ::getsockname(s->listen_fd_, sa, &len);
-  s->port_ = ntohs(addr->sin_port);
+  s->port_ = ntohs(addr.sin_port);
   {
     MutexLock lock(s->mu_);  // before Serve starts; the analysis asks
     s->handlers_["/metrics"] = Handler{

@@ -6,6 +6,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "common/core/log.h"
+#include "common/core/status_macros.h"
 #include "common/net/token_book.h"
 
 namespace shefl {
@@ -41,16 +42,13 @@ absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> MakeServerCredentials(
     return absl::InvalidArgumentError(
         "TLS needs --tls-cert and --tls-key (make them with `shefl certs "
         "--out DIR --hosts HOST`), or pass --insecure for plaintext");
-  auto cert = ReadPem(o.cert_file, "--tls-cert");
-  if (!cert.ok()) return cert.status();
-  auto key = ReadPem(o.key_file, "--tls-key");
-  if (!key.ok()) return key.status();
+  SHEFL_ASSIGN_OR_RETURN(auto cert, ReadPem(o.cert_file, "--tls-cert"));
+  SHEFL_ASSIGN_OR_RETURN(auto key, ReadPem(o.key_file, "--tls-key"));
   grpc::SslServerCredentialsOptions opts;
-  opts.pem_key_cert_pairs.push_back({*key, *cert});
+  opts.pem_key_cert_pairs.push_back({key, cert});
   if (!o.ca_file.empty()) {
-    auto ca = ReadPem(o.ca_file, "--tls-client-ca");
-    if (!ca.ok()) return ca.status();
-    opts.pem_root_certs = *ca;
+    SHEFL_ASSIGN_OR_RETURN(opts.pem_root_certs,
+                           ReadPem(o.ca_file, "--tls-client-ca"));
     opts.client_certificate_request =
         GRPC_SSL_REQUEST_AND_REQUIRE_CLIENT_CERTIFICATE_AND_VERIFY;
   }
@@ -62,20 +60,16 @@ MakeChannelCredentials(const TlsOptions& o, grpc::ChannelArguments* args) {
   if (o.insecure) return grpc::InsecureChannelCredentials();
   grpc::SslCredentialsOptions opts;
   if (!o.ca_file.empty()) {
-    auto ca = ReadPem(o.ca_file, "--tls-ca");
-    if (!ca.ok()) return ca.status();
-    opts.pem_root_certs = *ca;
+    SHEFL_ASSIGN_OR_RETURN(opts.pem_root_certs, ReadPem(o.ca_file, "--tls-ca"));
   }
   if (o.cert_file.empty() != o.key_file.empty())
     return absl::InvalidArgumentError(
         "mutual TLS needs both --tls-cert and --tls-key");
   if (!o.cert_file.empty()) {
-    auto cert = ReadPem(o.cert_file, "--tls-cert");
-    if (!cert.ok()) return cert.status();
-    auto key = ReadPem(o.key_file, "--tls-key");
-    if (!key.ok()) return key.status();
-    opts.pem_cert_chain = *cert;
-    opts.pem_private_key = *key;
+    SHEFL_ASSIGN_OR_RETURN(auto cert, ReadPem(o.cert_file, "--tls-cert"));
+    SHEFL_ASSIGN_OR_RETURN(auto key, ReadPem(o.key_file, "--tls-key"));
+    opts.pem_cert_chain = cert;
+    opts.pem_private_key = key;
   }
   if (!o.server_name.empty()) args->SetSslTargetNameOverride(o.server_name);
   return grpc::SslCredentials(opts);
@@ -83,9 +77,8 @@ MakeChannelCredentials(const TlsOptions& o, grpc::ChannelArguments* args) {
 
 absl::StatusOr<std::string> ReadToken(const std::string& path) {
   if (path.empty()) return std::string();
-  auto text = ReadTokenFile(path);
-  if (!text.ok()) return text.status();
-  std::string token(absl::StripAsciiWhitespace(*text));
+  SHEFL_ASSIGN_OR_RETURN(auto text, ReadTokenFile(path));
+  std::string token(absl::StripAsciiWhitespace(text));
   if (token.find_first_of(" \t\n") != std::string::npos)
     return absl::InvalidArgumentError(absl::StrCat(
         "--token-file '", path, "': a daemon's token file holds its one token "

@@ -7,6 +7,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "common/core/status_macros.h"
 #include "common/net/tls.h"
 
 namespace shefl {
@@ -35,9 +36,8 @@ absl::StatusOr<std::string> ReadTokenFile(const std::string& path) {
 
 absl::StatusOr<TokenBook> TokenBook::Read(const std::string& path) {
   if (path.empty()) return TokenBook();
-  auto text = ReadTokenFile(path);
-  if (!text.ok()) return text.status();
-  return Parse(*text, path);
+  SHEFL_ASSIGN_OR_RETURN(auto text, ReadTokenFile(path));
+  return Parse(text, path);
 }
 
 absl::StatusOr<TokenBook> TokenBook::Parse(std::string_view text,

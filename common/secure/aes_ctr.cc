@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <climits>
 
+#include "common/core/status_macros.h"
 #include "common/secure/openssl_util.h"
 
 namespace shefl {
@@ -39,11 +40,11 @@ absl::StatusOr<SecretWords> AesCtrWords(ByteView key, size_t n_words) {
   if (n_words > SIZE_MAX / 4)
     return absl::InvalidArgumentError("AES-256-CTR: stream too long");
   static const uint8_t kZeroIv[kAesCtrIvBytes] = {};
-  absl::StatusOr<SecretBytes> bytes =
-      AesCtrKeystream(key, ByteView(kZeroIv, sizeof kZeroIv), 4 * n_words);
-  if (!bytes.ok()) return bytes.status();
+  SHEFL_ASSIGN_OR_RETURN(
+      SecretBytes bytes,
+      AesCtrKeystream(key, ByteView(kZeroIv, sizeof kZeroIv), 4 * n_words));
   SecretWords words(n_words);
-  const uint8_t* p = bytes->data();
+  const uint8_t* p = bytes.data();
   for (size_t i = 0; i < n_words; ++i, p += 4)
     words[i] = static_cast<uint32_t>(p[0]) | static_cast<uint32_t>(p[1]) << 8 |
                static_cast<uint32_t>(p[2]) << 16 |

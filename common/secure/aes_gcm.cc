@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <climits>
 
+#include "common/core/status_macros.h"
 #include "common/secure/openssl_util.h"
 
 namespace shefl {
@@ -49,19 +50,17 @@ absl::StatusOr<CipherCtxPtr> Start(bool encrypt, ByteView key, ByteView nonce,
 
 absl::StatusOr<Bytes> AesGcmSeal(ByteView key, ByteView nonce,
                                  ByteView plaintext, ByteView aad) {
-  if (absl::Status s = CheckSizes(key, nonce, plaintext.size(), aad); !s.ok())
-    return s;
-  absl::StatusOr<CipherCtxPtr> ctx = Start(true, key, nonce, aad);
-  if (!ctx.ok()) return ctx.status();
+  SHEFL_RETURN_IF_ERROR(CheckSizes(key, nonce, plaintext.size(), aad));
+  SHEFL_ASSIGN_OR_RETURN(CipherCtxPtr ctx, Start(true, key, nonce, aad));
   Bytes out(plaintext.size() + kGcmTagBytes);
   int len = 0, tail = 0;
   if (!plaintext.empty() &&
-      EVP_EncryptUpdate(ctx->get(), out.data(), &len, plaintext.data(),
+      EVP_EncryptUpdate(ctx.get(), out.data(), &len, plaintext.data(),
                         static_cast<int>(plaintext.size())) != 1)
     return OpenSslError("AES-256-GCM encrypt");
-  if (EVP_EncryptFinal_ex(ctx->get(), out.data() + len, &tail) != 1 ||
+  if (EVP_EncryptFinal_ex(ctx.get(), out.data() + len, &tail) != 1 ||
       static_cast<size_t>(len + tail) != plaintext.size() ||
-      EVP_CIPHER_CTX_ctrl(ctx->get(), EVP_CTRL_GCM_GET_TAG, kGcmTagBytes,
+      EVP_CIPHER_CTX_ctrl(ctx.get(), EVP_CTRL_GCM_GET_TAG, kGcmTagBytes,
                           out.data() + plaintext.size()) != 1)
     return OpenSslError("AES-256-GCM tag");
   return out;
@@ -72,23 +71,22 @@ absl::StatusOr<SecretBytes> AesGcmOpen(ByteView key, ByteView nonce,
   if (sealed.size() < kGcmTagBytes)
     return absl::DataLossError("AES-256-GCM: shorter than its tag");
   const size_t n = sealed.size() - kGcmTagBytes;
-  if (absl::Status s = CheckSizes(key, nonce, n, aad); !s.ok()) return s;
-  absl::StatusOr<CipherCtxPtr> ctx = Start(false, key, nonce, aad);
-  if (!ctx.ok()) return ctx.status();
+  SHEFL_RETURN_IF_ERROR(CheckSizes(key, nonce, n, aad));
+  SHEFL_ASSIGN_OR_RETURN(CipherCtxPtr ctx, Start(false, key, nonce, aad));
   // Wiped by its type on every return below that does not hand it out.
   SecretBytes out(n);
   int len = 0, tail = 0;
-  if (n > 0 && EVP_DecryptUpdate(ctx->get(), out.data(), &len, sealed.data(),
+  if (n > 0 && EVP_DecryptUpdate(ctx.get(), out.data(), &len, sealed.data(),
                                  static_cast<int>(n)) != 1)
     return OpenSslError("AES-256-GCM decrypt");
   // The tag is checked only at the end; until then `out` holds
   // unauthenticated plaintext, which must not leave this function.
   uint8_t tag[kGcmTagBytes];
   std::copy(sealed.end() - kGcmTagBytes, sealed.end(), tag);
-  if (EVP_CIPHER_CTX_ctrl(ctx->get(), EVP_CTRL_GCM_SET_TAG, kGcmTagBytes,
+  if (EVP_CIPHER_CTX_ctrl(ctx.get(), EVP_CTRL_GCM_SET_TAG, kGcmTagBytes,
                           tag) != 1)
     return OpenSslError("AES-256-GCM set tag");
-  if (EVP_DecryptFinal_ex(ctx->get(), out.data() + len, &tail) != 1) {
+  if (EVP_DecryptFinal_ex(ctx.get(), out.data() + len, &tail) != 1) {
     OpenSslError("AES-256-GCM verify").IgnoreError();  // clears the queue
     return absl::DataLossError(
         "AES-256-GCM: authentication failed (ciphertext, tag, nonce, AAD or "

@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "common/core/status_macros.h"
 #include "common/secure/masks.h"
 #include "common/secure/shamir.h"
 #include "common/secure/x25519.h"
@@ -43,7 +44,7 @@ absl::Status SecureCollector::Abandon(const char* stage, size_t left) {
 }
 
 absl::Status SecureCollector::AddAdvert(const KeyAdvert& advert) {
-  if (auto st = InStage(Stage::kAdverts, "keys"); !st.ok()) return st;
+  SHEFL_RETURN_IF_ERROR(InStage(Stage::kAdverts, "keys"));
   if (!adverts_.emplace(advert.party, advert).second)
     return absl::AlreadyExistsError(
         absl::StrCat("secure aggregation: party ", advert.party, " advertised twice"));
@@ -51,7 +52,7 @@ absl::Status SecureCollector::AddAdvert(const KeyAdvert& advert) {
 }
 
 absl::StatusOr<Roster> SecureCollector::CloseAdverts() {
-  if (auto st = InStage(Stage::kAdverts, "the roster"); !st.ok()) return st;
+  SHEFL_RETURN_IF_ERROR(InStage(Stage::kAdverts, "the roster"));
   const uint32_t n = static_cast<uint32_t>(adverts_.size());
   if (n < settings_.min_parties) {
     abandoned_ = true;
@@ -72,9 +73,7 @@ absl::StatusOr<Roster> SecureCollector::CloseAdverts() {
     return absl::InvalidArgumentError(absl::StrCat(
         "secure.threshold = ", p.t, " is not a majority of the ", n,
         " parties of the session (at least ", n / 2 + 1, ")"));
-  auto sid = MakeSessionId(p);
-  if (!sid.ok()) return sid.status();
-  sid_ = *sid;
+  SHEFL_ASSIGN_OR_RETURN(sid_, MakeSessionId(p));
   Roster roster{p, {}};
   for (const auto& [id, advert] : adverts_) roster.keys.push_back(advert);
   stage_ = Stage::kShares;
@@ -82,7 +81,7 @@ absl::StatusOr<Roster> SecureCollector::CloseAdverts() {
 }
 
 absl::Status SecureCollector::AddBoxes(uint32_t from, std::vector<ShareBox> boxes) {
-  if (auto st = InStage(Stage::kShares, "shares"); !st.ok()) return st;
+  SHEFL_RETURN_IF_ERROR(InStage(Stage::kShares, "shares"));
   std::vector<uint32_t> to;
   for (const ShareBox& b : boxes) {
     if (b.from != from)
@@ -108,7 +107,7 @@ absl::Status SecureCollector::AddBoxes(uint32_t from, std::vector<ShareBox> boxe
 }
 
 absl::StatusOr<std::vector<uint32_t>> SecureCollector::CloseShares() {
-  if (auto st = InStage(Stage::kShares, "closing the shares"); !st.ok()) return st;
+  SHEFL_RETURN_IF_ERROR(InStage(Stage::kShares, "closing the shares"));
   if (sharers_.size() < settings_.params.t) return Abandon("the shares", sharers_.size());
   stage_ = Stage::kInputs;
   return std::vector<uint32_t>(sharers_.begin(), sharers_.end());
@@ -120,7 +119,7 @@ std::vector<ShareBox> SecureCollector::BoxesFor(uint32_t party) const {
 }
 
 absl::Status SecureCollector::AddInput(const MaskedInput& input) {
-  if (auto st = InStage(Stage::kInputs, "a masked input"); !st.ok()) return st;
+  SHEFL_RETURN_IF_ERROR(InStage(Stage::kInputs, "a masked input"));
   if (!sharers_.count(input.party))
     return absl::PermissionDeniedError(absl::StrCat(
         "secure aggregation: party ", input.party, " sent no shares, so no input"));
@@ -134,13 +133,13 @@ absl::Status SecureCollector::AddInput(const MaskedInput& input) {
   if (weights_.count(input.party))
     return absl::AlreadyExistsError(
         absl::StrCat("secure aggregation: party ", input.party, " sent two inputs"));
-  if (auto st = AddMasked(&sum_, input.y); !st.ok()) return st;
+  SHEFL_RETURN_IF_ERROR(AddMasked(&sum_, input.y));
   weights_.emplace(input.party, input.weight);
   return absl::OkStatus();
 }
 
 absl::StatusOr<UnmaskRequest> SecureCollector::CloseInputs() {
-  if (auto st = InStage(Stage::kInputs, "closing the inputs"); !st.ok()) return st;
+  SHEFL_RETURN_IF_ERROR(InStage(Stage::kInputs, "closing the inputs"));
   if (weights_.size() < settings_.params.t) return Abandon("the inputs", weights_.size());
   request_.survivors = Keys(weights_);
   for (uint32_t id : sharers_)
@@ -150,7 +149,7 @@ absl::StatusOr<UnmaskRequest> SecureCollector::CloseInputs() {
 }
 
 absl::Status SecureCollector::AddReply(const UnmaskReply& reply) {
-  if (auto st = InStage(Stage::kUnmask, "an unmasking reply"); !st.ok()) return st;
+  SHEFL_RETURN_IF_ERROR(InStage(Stage::kUnmask, "an unmasking reply"));
   if (!weights_.count(reply.party) || replies_.count(reply.party))
     return absl::InvalidArgumentError(absl::StrCat(
         "secure aggregation: an unmasking reply from party ", reply.party,
@@ -164,7 +163,7 @@ absl::Status SecureCollector::AddReply(const UnmaskReply& reply) {
 }
 
 absl::StatusOr<SecureSum> SecureCollector::Finish() const {
-  if (auto st = InStage(Stage::kUnmask, "the sum"); !st.ok()) return st;
+  SHEFL_RETURN_IF_ERROR(InStage(Stage::kUnmask, "the sum"));
   const uint32_t t = settings_.params.t;
   if (replies_.size() < t)
     return absl::FailedPreconditionError(absl::StrCat(
@@ -178,8 +177,7 @@ absl::StatusOr<SecureSum> SecureCollector::Finish() const {
     used.push_back(&r);
     xs.push_back(r.seed_shares.begin()->second.x);
   }
-  auto rebuilder = ShamirRebuilder::ForPoints(xs);
-  if (!rebuilder.ok()) return rebuilder.status();
+  SHEFL_ASSIGN_OR_RETURN(auto rebuilder, ShamirRebuilder::ForPoints(xs));
   const auto shares_of = [&used](uint32_t v, bool seed) {
     std::vector<ShamirShare> out;
     for (const UnmaskReply* r : used)
@@ -191,29 +189,27 @@ absl::StatusOr<SecureSum> SecureCollector::Finish() const {
   std::map<uint32_t, SelfSeed> seeds;
   std::map<uint32_t, Key32> survivor_public;
   for (uint32_t v : request_.survivors) {
-    auto b = rebuilder->Reconstruct(shares_of(v, true), kSelfSeedBytes);
-    if (!b.ok()) return b.status();
-    auto seed = SelfSeed::CopyOf(*b);
-    if (!seed.ok()) return seed.status();
-    seeds.emplace(v, *std::move(seed));
+    SHEFL_ASSIGN_OR_RETURN(
+        auto b, rebuilder.Reconstruct(shares_of(v, true), kSelfSeedBytes));
+    SHEFL_ASSIGN_OR_RETURN(auto seed, SelfSeed::CopyOf(b));
+    seeds.emplace(v, std::move(seed));
     survivor_public[v] = adverts_.at(v).mask_public;
   }
   std::map<uint32_t, SecretKey32> dropped_private;
   for (uint32_t d : request_.dropped) {
-    auto s = rebuilder->Reconstruct(shares_of(d, false), 32);
-    if (!s.ok()) return s.status();
-    auto pair = X25519KeyPairFromPrivate(*s);
-    if (!pair.ok()) return pair.status();
+    SHEFL_ASSIGN_OR_RETURN(auto s,
+                           rebuilder.Reconstruct(shares_of(d, false), 32));
+    SHEFL_ASSIGN_OR_RETURN(auto pair, X25519KeyPairFromPrivate(s));
     // A share set that reconstructs a key other than the one advertised
     // would leave masks in the sum: refuse it rather than publish noise.
-    if (pair->public_key != adverts_.at(d).mask_public)
+    if (pair.public_key != adverts_.at(d).mask_public)
       return absl::DataLossError(absl::StrCat(
           "secure aggregation: the shares of party ", d, "'s key do not give its key"));
-    dropped_private.emplace(d, std::move(pair->private_key));
+    dropped_private.emplace(d, std::move(pair.private_key));
   }
-  auto sum = Unmask(sum_, seeds, dropped_private, survivor_public, sid_);
-  if (!sum.ok()) return sum.status();
-  SecureSum out{std::move(*sum), 0, request_.survivors, request_.dropped};
+  SHEFL_ASSIGN_OR_RETURN(
+      auto sum, Unmask(sum_, seeds, dropped_private, survivor_public, sid_));
+  SecureSum out{std::move(sum), 0, request_.survivors, request_.dropped};
   for (const auto& [id, w] : weights_) out.weight += w;
   return out;
 }

@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/core/rng.h"
+#include "common/core/status_macros.h"
 
 namespace shefl {
 
@@ -21,7 +22,7 @@ absl::Status CheckScale(int scale_bits) {
 }  // namespace
 
 absl::Status CheckFixedPointConfig(uint32_t n, double clip, int scale_bits) {
-  if (absl::Status s = CheckScale(scale_bits); !s.ok()) return s;
+  SHEFL_RETURN_IF_ERROR(CheckScale(scale_bits));
   if (!std::isfinite(clip) || clip <= 0)
     return absl::InvalidArgumentError(absl::StrCat(
         "secure.clip = ", clip, " must be positive and finite"));
@@ -42,8 +43,7 @@ absl::Status CheckFixedPointConfig(uint32_t n, double clip, int scale_bits) {
 absl::StatusOr<FixedPointEncoding> EncodeFixedPoint(absl::Span<const float> x,
                                                     double clip, int scale_bits,
                                                     std::mt19937_64& rng) {
-  if (absl::Status s = CheckFixedPointConfig(1, clip, scale_bits); !s.ok())
-    return s;
+  SHEFL_RETURN_IF_ERROR(CheckFixedPointConfig(1, clip, scale_bits));
   FixedPointEncoding out;
   out.q.resize(x.size());
   out.error.resize(x.size());
@@ -64,7 +64,7 @@ absl::StatusOr<FixedPointEncoding> EncodeFixedPoint(absl::Span<const float> x,
 
 absl::StatusOr<std::vector<float>> DecodeFixedPoint(
     absl::Span<const uint32_t> sum, int scale_bits) {
-  if (absl::Status s = CheckScale(scale_bits); !s.ok()) return s;
+  SHEFL_RETURN_IF_ERROR(CheckScale(scale_bits));
   std::vector<float> out(sum.size());
   for (size_t i = 0; i < sum.size(); ++i)
     out[i] = static_cast<float>(std::ldexp(

@@ -4,6 +4,7 @@
 #include <openssl/kdf.h>
 #include <openssl/params.h>
 
+#include "common/core/status_macros.h"
 #include "common/secure/openssl_util.h"
 
 namespace shefl {
@@ -56,9 +57,8 @@ absl::StatusOr<SecretBytes> HkdfSha256(ByteView ikm, ByteView salt,
 
 absl::StatusOr<SecretKey32> HkdfSha256Key(ByteView ikm, ByteView salt,
                                           ByteView info) {
-  absl::StatusOr<SecretBytes> okm = HkdfSha256(ikm, salt, info, 32);
-  if (!okm.ok()) return okm.status();
-  return SecretKey32::CopyOf(*okm);
+  SHEFL_ASSIGN_OR_RETURN(SecretBytes okm, HkdfSha256(ikm, salt, info, 32));
+  return SecretKey32::CopyOf(okm);
 }
 
 }  // namespace shefl

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
+#include "common/core/status_macros.h"
 #include "common/secure/aes_ctr.h"
 #include "common/secure/hkdf.h"
 #include "common/secure/openssl_util.h"
@@ -18,10 +19,9 @@ constexpr char kPairInfo[] = "shefl mask";
 // acc += sign * PRG(key) mod 2^32, sign being +1 or -1 (`subtract`).
 absl::Status AddStream(const SecretKey32& key, bool subtract,
                        absl::Span<uint32_t> acc) {
-  absl::StatusOr<SecretWords> s = AesCtrWords(key, acc.size());
-  if (!s.ok()) return s.status();
+  SHEFL_ASSIGN_OR_RETURN(SecretWords s, AesCtrWords(key, acc.size()));
   for (size_t i = 0; i < acc.size(); ++i)
-    acc[i] += subtract ? -(*s)[i] : (*s)[i];
+    acc[i] += subtract ? -s[i] : s[i];
   return absl::OkStatus();
 }
 
@@ -29,19 +29,16 @@ absl::Status AddStream(const SecretKey32& key, bool subtract,
 absl::Status AddPairStream(ByteView u_private, const Key32& v_public,
                            uint32_t u, uint32_t v, const SessionId& sid,
                            bool subtract, absl::Span<uint32_t> acc) {
-  absl::StatusOr<SecretKey32> key =
-      PairwiseMaskKey(u_private, v_public, u, v, sid);
-  if (!key.ok()) return key.status();
-  return AddStream(*key, subtract, acc);
+  SHEFL_ASSIGN_OR_RETURN(SecretKey32 key,
+                         PairwiseMaskKey(u_private, v_public, u, v, sid));
+  return AddStream(key, subtract, acc);
 }
 
 }  // namespace
 
 absl::StatusOr<SelfSeed> GenerateSelfSeed() {
   SelfSeed b;
-  if (absl::Status s = secure_internal::PrivateRandom(b.data(), b.size());
-      !s.ok())
-    return s;
+  SHEFL_RETURN_IF_ERROR(secure_internal::PrivateRandom(b.data(), b.size()));
   return b;
 }
 
@@ -56,14 +53,13 @@ absl::StatusOr<SecretKey32> PairwiseMaskKey(ByteView own_private,
   if (u == v)
     return absl::InvalidArgumentError(
         absl::StrCat("pairwise mask: a party (", u, ") paired with itself"));
-  absl::StatusOr<SecretKey32> shared =
-      X25519SharedSecret(own_private, peer_public);
-  if (!shared.ok()) return shared.status();
+  SHEFL_ASSIGN_OR_RETURN(SecretKey32 shared,
+                         X25519SharedSecret(own_private, peer_public));
   Bytes info;
   AppendBytes(&info, AsBytes(kPairInfo));
   AppendBe32(&info, std::min(u, v));
   AppendBe32(&info, std::max(u, v));
-  return HkdfSha256Key(*shared, sid, info);
+  return HkdfSha256Key(shared, sid, info);
 }
 
 absl::StatusOr<std::vector<uint32_t>> MaskInput(
@@ -74,14 +70,11 @@ absl::StatusOr<std::vector<uint32_t>> MaskInput(
     return absl::InvalidArgumentError(
         absl::StrCat("mask: party ", u, " is among its own peers"));
   SecretWords y = SecretWords::CopyOf(q);
-  absl::StatusOr<SecretKey32> self = SelfMaskKey(b, sid);
-  if (!self.ok()) return self.status();
-  if (absl::Status s = AddStream(*self, false, y.span()); !s.ok()) return s;
+  SHEFL_ASSIGN_OR_RETURN(SecretKey32 self, SelfMaskKey(b, sid));
+  SHEFL_RETURN_IF_ERROR(AddStream(self, false, y.span()));
   for (const auto& [v, v_public] : peer_public)
-    if (absl::Status st = AddPairStream(own_private, v_public, u, v, sid,
-                                        /*subtract=*/v < u, y.span());
-        !st.ok())
-      return st;
+    SHEFL_RETURN_IF_ERROR(AddPairStream(own_private, v_public, u, v, sid,
+                                        /*subtract=*/v < u, y.span()));
   return std::vector<uint32_t>(y.begin(), y.end());
 }
 
@@ -116,21 +109,17 @@ absl::StatusOr<std::vector<uint32_t>> Unmask(
         "unmask: the survivors' public keys and seeds name different parties");
   std::vector<uint32_t> sum(masked_sum.begin(), masked_sum.end());
   for (const auto& [u, b] : survivor_seeds) {
-    absl::StatusOr<SecretKey32> self = SelfMaskKey(b, sid);
-    if (!self.ok()) return self.status();
-    if (absl::Status s = AddStream(*self, /*subtract=*/true, absl::MakeSpan(sum));
-        !s.ok())
-      return s;
+    SHEFL_ASSIGN_OR_RETURN(SecretKey32 self, SelfMaskKey(b, sid));
+    SHEFL_RETURN_IF_ERROR(
+        AddStream(self, /*subtract=*/true, absl::MakeSpan(sum)));
   }
   // u's upload holds +PRG(s_ud) when d > u and -PRG(s_ud) when d < u;
   // take away what it holds.
   for (const auto& [d, d_private] : dropped_private)
     for (const auto& [u, u_public] : survivor_public)
-      if (absl::Status s =
-              AddPairStream(d_private, u_public, d, u, sid,
-                            /*subtract=*/d > u, absl::MakeSpan(sum));
-          !s.ok())
-        return s;
+      SHEFL_RETURN_IF_ERROR(AddPairStream(d_private, u_public, d, u, sid,
+                                          /*subtract=*/d > u,
+                                          absl::MakeSpan(sum)));
   return sum;
 }
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
+#include "common/core/status_macros.h"
 #include "common/secure/shamir.h"
 
 namespace shefl {
@@ -65,15 +66,12 @@ std::vector<uint8_t> SecureParty::SecretBytesForTest() const {
 absl::StatusOr<std::unique_ptr<SecureParty>> SecureParty::Create(uint32_t id) {
   auto p = std::unique_ptr<SecureParty>(new SecureParty());
   p->id_ = id;
-  auto enc = GenerateX25519KeyPair();
-  if (!enc.ok()) return enc.status();
-  auto mask = GenerateX25519KeyPair();
-  if (!mask.ok()) return mask.status();
-  auto seed = GenerateSelfSeed();
-  if (!seed.ok()) return seed.status();
-  p->enc_ = *std::move(enc);
-  p->mask_ = *std::move(mask);
-  p->seed_ = *std::move(seed);
+  SHEFL_ASSIGN_OR_RETURN(auto enc, GenerateX25519KeyPair());
+  SHEFL_ASSIGN_OR_RETURN(auto mask, GenerateX25519KeyPair());
+  SHEFL_ASSIGN_OR_RETURN(auto seed, GenerateSelfSeed());
+  p->enc_ = std::move(enc);
+  p->mask_ = std::move(mask);
+  p->seed_ = std::move(seed);
   return p;
 }
 
@@ -109,37 +107,34 @@ absl::Status SecureParty::CheckRoster(const Roster& roster) const {
 }
 
 absl::StatusOr<std::vector<ShareBox>> SecureParty::ShareBoxes(const Roster& roster) {
-  if (auto st = NotWiped("the roster"); !st.ok()) return st;
+  SHEFL_RETURN_IF_ERROR(NotWiped("the roster"));
   if (roster_) return absl::FailedPreconditionError("secure aggregation: a second roster");
-  if (auto st = CheckRoster(roster); !st.ok()) return st;
-  auto sid = MakeSessionId(roster.params);
-  if (!sid.ok()) return sid.status();
+  SHEFL_RETURN_IF_ERROR(CheckRoster(roster));
+  SHEFL_ASSIGN_OR_RETURN(auto sid, MakeSessionId(roster.params));
   const uint32_t n = roster.params.n, t = roster.params.t;
-  auto seed_shares = ShamirSplit(seed_, t, n);
-  if (!seed_shares.ok()) return seed_shares.status();
-  auto key_shares = ShamirSplit(mask_.private_key, t, n);
-  if (!key_shares.ok()) return key_shares.status();
+  SHEFL_ASSIGN_OR_RETURN(auto seed_shares, ShamirSplit(seed_, t, n));
+  SHEFL_ASSIGN_OR_RETURN(auto key_shares, ShamirSplit(mask_.private_key, t, n));
   std::vector<ShareBox> boxes;
   for (uint32_t i = 0; i < n; ++i) {
     const KeyAdvert& peer = roster.keys[i];
-    PeerShares shares{std::move((*seed_shares)[i]), std::move((*key_shares)[i])};
+    PeerShares shares{std::move(seed_shares[i]), std::move(key_shares[i])};
     if (peer.party == id_) {
       own_ = std::move(shares);
       continue;
     }
-    auto box = SealShareBox(PackPeerShares(shares), *sid, id_, peer.party,
-                            enc_.private_key, peer.enc_public);
-    if (!box.ok()) return box.status();
-    boxes.push_back(ShareBox{id_, peer.party, std::move(*box)});
+    SHEFL_ASSIGN_OR_RETURN(
+        auto box, SealShareBox(PackPeerShares(shares), sid, id_, peer.party,
+                               enc_.private_key, peer.enc_public));
+    boxes.push_back(ShareBox{id_, peer.party, std::move(box)});
   }
   roster_ = roster;
-  sid_ = *sid;
+  sid_ = sid;
   t_ = t;
   return boxes;
 }
 
 absl::Status SecureParty::TakeBoxes(absl::Span<const ShareBox> boxes) {
-  if (auto st = NotWiped("boxes"); !st.ok()) return st;
+  SHEFL_RETURN_IF_ERROR(NotWiped("boxes"));
   if (!roster_ || masked_)
     return absl::FailedPreconditionError("secure aggregation: boxes out of stage");
   const auto& ids = roster_->params.roster;
@@ -156,21 +151,21 @@ absl::Status SecureParty::TakeBoxes(absl::Span<const ShareBox> boxes) {
       return absl::InvalidArgumentError(absl::StrCat(
           "secure aggregation: a box from ", b.from, " to ", b.to,
           " is not one party ", id_, " takes"));
-    auto plain = OpenShareBox(b.box, sid_, b.from, id_, enc_.private_key, it->enc_public);
-    if (!plain.ok()) return plain.status();
-    auto shares = UnpackPeerShares(*plain);
-    if (!shares.ok()) return shares.status();
-    if (shares->self_seed.x != my_x)
+    SHEFL_ASSIGN_OR_RETURN(
+        auto plain, OpenShareBox(b.box, sid_, b.from, id_, enc_.private_key,
+                                 it->enc_public));
+    SHEFL_ASSIGN_OR_RETURN(auto shares, UnpackPeerShares(plain));
+    if (shares.self_seed.x != my_x)
       return absl::DataLossError(absl::StrCat(
           "secure aggregation: party ", b.from, "'s shares are not at party ", id_, "'s point"));
-    got.emplace(b.from, std::move(*shares));
+    got.emplace(b.from, std::move(shares));
   }
   from_peers_ = std::move(got);
   return absl::OkStatus();
 }
 
 absl::StatusOr<MaskedInput> SecureParty::Mask(absl::Span<const uint32_t> q, double weight) {
-  if (auto st = NotWiped("input"); !st.ok()) return st;
+  SHEFL_RETURN_IF_ERROR(NotWiped("input"));
   if (!roster_ || masked_)
     return absl::FailedPreconditionError("secure aggregation: input out of stage");
   // Fewer than t sharers (this party among them) can never unmask: the
@@ -182,10 +177,10 @@ absl::StatusOr<MaskedInput> SecureParty::Mask(absl::Span<const uint32_t> q, doub
   std::map<uint32_t, Key32> peers;
   for (const KeyAdvert& k : roster_->keys)
     if (from_peers_.count(k.party)) peers.emplace(k.party, k.mask_public);
-  auto y = MaskInput(q, id_, seed_, mask_.private_key, peers, sid_);
-  if (!y.ok()) return y.status();
+  SHEFL_ASSIGN_OR_RETURN(
+      auto y, MaskInput(q, id_, seed_, mask_.private_key, peers, sid_));
   masked_ = true;
-  return MaskedInput{id_, weight, std::move(*y)};
+  return MaskedInput{id_, weight, std::move(y)};
 }
 
 absl::Status SecureParty::CheckRequest(const UnmaskRequest& r) const {
@@ -220,7 +215,7 @@ absl::Status SecureParty::CheckRequest(const UnmaskRequest& r) const {
 }
 
 absl::StatusOr<UnmaskReply> SecureParty::Unmask(const UnmaskRequest& asked) {
-  if (auto st = NotWiped("unmasking"); !st.ok()) return st;
+  SHEFL_RETURN_IF_ERROR(NotWiped("unmasking"));
   // The same request means the same sets, in whatever order.
   UnmaskRequest request = asked;
   std::sort(request.survivors.begin(), request.survivors.end());
@@ -230,7 +225,7 @@ absl::StatusOr<UnmaskReply> SecureParty::Unmask(const UnmaskRequest& asked) {
     return absl::PermissionDeniedError(
         "secure aggregation: refused: the session's unmasking was answered "
         "already, for other parties");
-  if (auto st = CheckRequest(request); !st.ok()) return st;
+  SHEFL_RETURN_IF_ERROR(CheckRequest(request));
   UnmaskReply reply;
   reply.party = id_;
   for (uint32_t v : request.survivors)

@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
+#include "common/core/status_macros.h"
 #include "common/secure/sha256.h"
 
 namespace shefl {
@@ -38,7 +39,7 @@ absl::Status CheckParams(const SessionParams& p,
 absl::StatusOr<Bytes> EncodeSessionParams(const SessionParams& p) {
   std::vector<uint32_t> sorted = p.roster;
   std::sort(sorted.begin(), sorted.end());
-  if (absl::Status s = CheckParams(p, sorted); !s.ok()) return s;
+  SHEFL_RETURN_IF_ERROR(CheckParams(p, sorted));
   Bytes out;
   AppendBytes(&out, AsBytes(kDomain));
   AppendBe32(&out, static_cast<uint32_t>(p.run_id.size()));
@@ -60,9 +61,8 @@ absl::StatusOr<Bytes> EncodeSessionParams(const SessionParams& p) {
 }
 
 absl::StatusOr<SessionId> MakeSessionId(const SessionParams& params) {
-  absl::StatusOr<Bytes> encoding = EncodeSessionParams(params);
-  if (!encoding.ok()) return encoding.status();
-  return Sha256(*encoding);
+  SHEFL_ASSIGN_OR_RETURN(Bytes encoding, EncodeSessionParams(params));
+  return Sha256(encoding);
 }
 
 }  // namespace shefl

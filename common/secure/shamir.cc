@@ -4,6 +4,7 @@
 #include <set>
 
 #include "absl/strings/str_cat.h"
+#include "common/core/status_macros.h"
 #include "common/secure/gf61.h"
 #include "common/secure/openssl_util.h"
 #include "common/secure/secret.h"
@@ -18,17 +19,14 @@ namespace {
 // share they give the secret, so they are secrets too.
 absl::StatusOr<SecretVector<uint64_t>> RandomElements(size_t count) {
   SecretBytes raw(8 * count);
-  if (absl::Status s = secure_internal::PrivateRandom(raw.data(), raw.size());
-      !s.ok())
-    return s;
+  SHEFL_RETURN_IF_ERROR(secure_internal::PrivateRandom(raw.data(), raw.size()));
   SecretVector<uint64_t> out(count);
   for (size_t i = 0; i < count; ++i) {
     out[i] = ReadBe64(raw.data() + 8 * i) & kGf61Prime;
     while (out[i] == kGf61Prime) {
       uint8_t again[8];
-      if (absl::Status s = secure_internal::PrivateRandom(again, sizeof again);
-          !s.ok())
-        return s;
+      SHEFL_RETURN_IF_ERROR(
+          secure_internal::PrivateRandom(again, sizeof again));
       out[i] = ReadBe64(again) & kGf61Prime;
       WipeBytes(again, sizeof again);
     }
@@ -128,9 +126,8 @@ absl::StatusOr<std::vector<ShamirShare>> ShamirSplit(ByteView secret,
     return absl::InvalidArgumentError(
         absl::StrCat("Shamir: need 1 <= t <= n, got t = ", t, ", n = ", n));
   const size_t chunks = ShamirChunks(secret.size());
-  absl::StatusOr<SecretVector<uint64_t>> coef =
-      RandomElements(chunks * (t - 1));
-  if (!coef.ok()) return coef.status();
+  SHEFL_ASSIGN_OR_RETURN(SecretVector<uint64_t> coef,
+                         RandomElements(chunks * (t - 1)));
   std::vector<ShamirShare> shares(n);
   for (uint32_t i = 0; i < n; ++i) {
     shares[i].x = i + 1;
@@ -138,7 +135,7 @@ absl::StatusOr<std::vector<ShamirShare>> ShamirSplit(ByteView secret,
   }
   for (size_t c = 0; c < chunks; ++c) {
     // f_c(x) = s_c + a_1 x + ... + a_{t-1} x^{t-1}, by Horner.
-    const uint64_t* a = coef->data() + c * (t - 1);
+    const uint64_t* a = coef.data() + c * (t - 1);
     const uint64_t s = ChunkValue(secret, c);
     for (ShamirShare& share : shares) {
       uint64_t v = 0;
@@ -152,7 +149,7 @@ absl::StatusOr<std::vector<ShamirShare>> ShamirSplit(ByteView secret,
 
 absl::StatusOr<SecretBytes> ShamirReconstruct(
     absl::Span<const ShamirShare> shares, uint32_t t, size_t secret_bytes) {
-  if (absl::Status s = CheckShares(shares, t, secret_bytes); !s.ok()) return s;
+  SHEFL_RETURN_IF_ERROR(CheckShares(shares, t, secret_bytes));
   const absl::Span<const ShamirShare> base = shares.subspan(0, t);
   std::vector<uint64_t> xs;
   for (const ShamirShare& s : base) xs.push_back(s.x);
@@ -188,7 +185,7 @@ absl::StatusOr<SecretBytes> ShamirRebuilder::Reconstruct(
   if (shares.size() != t)
     return absl::InvalidArgumentError(absl::StrCat(
         "Shamir: ", shares.size(), " shares for ", t, " points"));
-  if (absl::Status s = CheckShares(shares, t, secret_bytes); !s.ok()) return s;
+  SHEFL_RETURN_IF_ERROR(CheckShares(shares, t, secret_bytes));
   for (size_t i = 0; i < t; ++i)
     if (shares[i].x != xs_[i])
       return absl::InvalidArgumentError(absl::StrCat(

@@ -4,6 +4,7 @@
 
 #include <utility>
 
+#include "common/core/status_macros.h"
 #include "common/secure/aes_gcm.h"
 #include "common/secure/hkdf.h"
 #include "common/secure/openssl_util.h"
@@ -44,42 +45,40 @@ absl::StatusOr<PeerShares> UnpackPeerShares(ByteView plaintext) {
   const size_t seed_size = ShamirShareBytes(kSeedBytes);
   if (plaintext.size() != seed_size + ShamirShareBytes(kKeyBytes))
     return absl::InvalidArgumentError("peer shares: wrong size");
-  absl::StatusOr<ShamirShare> seed =
-      ParseShamirShare(plaintext.subspan(0, seed_size), kSeedBytes);
-  if (!seed.ok()) return seed.status();
-  absl::StatusOr<ShamirShare> key =
-      ParseShamirShare(plaintext.subspan(seed_size), kKeyBytes);
-  if (!key.ok()) return key.status();
-  if (seed->x != key->x)
+  SHEFL_ASSIGN_OR_RETURN(
+      ShamirShare seed,
+      ParseShamirShare(plaintext.subspan(0, seed_size), kSeedBytes));
+  SHEFL_ASSIGN_OR_RETURN(
+      ShamirShare key,
+      ParseShamirShare(plaintext.subspan(seed_size), kKeyBytes));
+  if (seed.x != key.x)
     return absl::InvalidArgumentError(
         "peer shares: the two shares differ in x");
-  return PeerShares{*std::move(seed), *std::move(key)};
+  return PeerShares{std::move(seed), std::move(key)};
 }
 
 absl::StatusOr<SecretKey32> ShareBoxKey(ByteView own_private,
                                         ByteView peer_public,
                                         const SessionId& sid) {
-  absl::StatusOr<SecretKey32> shared =
-      X25519SharedSecret(own_private, peer_public);
-  if (!shared.ok()) return shared.status();
-  return HkdfSha256Key(*shared, sid, AsBytes(kEncInfo));
+  SHEFL_ASSIGN_OR_RETURN(SecretKey32 shared,
+                         X25519SharedSecret(own_private, peer_public));
+  return HkdfSha256Key(shared, sid, AsBytes(kEncInfo));
 }
 
 absl::StatusOr<Bytes> SealShareBox(ByteView plaintext, const SessionId& sid,
                                    uint32_t from, uint32_t to,
                                    ByteView from_private, ByteView to_public) {
-  absl::StatusOr<SecretKey32> key = ShareBoxKey(from_private, to_public, sid);
-  if (!key.ok()) return key.status();
+  SHEFL_ASSIGN_OR_RETURN(SecretKey32 key,
+                         ShareBoxKey(from_private, to_public, sid));
   // The key serves both directions and every box of the pair, so nonces
   // are random (96 bits: no collision among a session's few boxes). They
   // are public, so the public generator makes them.
   Bytes box(kGcmNonceBytes);
   if (RAND_bytes(box.data(), static_cast<int>(box.size())) != 1)
     return secure_internal::OpenSslError("share box nonce");
-  absl::StatusOr<Bytes> sealed =
-      AesGcmSeal(*key, box, plaintext, Aad(sid, from, to));
-  if (!sealed.ok()) return sealed.status();
-  AppendBytes(&box, *sealed);
+  SHEFL_ASSIGN_OR_RETURN(Bytes sealed,
+                         AesGcmSeal(key, box, plaintext, Aad(sid, from, to)));
+  AppendBytes(&box, sealed);
   return box;
 }
 
@@ -89,9 +88,9 @@ absl::StatusOr<SecretBytes> OpenShareBox(ByteView box, const SessionId& sid,
                                          ByteView from_public) {
   if (box.size() < kGcmNonceBytes + kGcmTagBytes)
     return absl::DataLossError("share box: shorter than nonce and tag");
-  absl::StatusOr<SecretKey32> key = ShareBoxKey(to_private, from_public, sid);
-  if (!key.ok()) return key.status();
-  return AesGcmOpen(*key, box.subspan(0, kGcmNonceBytes),
+  SHEFL_ASSIGN_OR_RETURN(SecretKey32 key,
+                         ShareBoxKey(to_private, from_public, sid));
+  return AesGcmOpen(key, box.subspan(0, kGcmNonceBytes),
                     box.subspan(kGcmNonceBytes), Aad(sid, from, to));
 }
 

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 
+#include "common/core/status_macros.h"
 #include "common/secure/openssl_util.h"
 
 namespace shefl {
@@ -37,19 +38,16 @@ absl::StatusOr<PkeyPtr> PublicKey(ByteView raw) {
 
 absl::StatusOr<X25519KeyPair> GenerateX25519KeyPair() {
   SecretKey32 raw;
-  if (absl::Status s = secure_internal::PrivateRandom(raw.data(), raw.size());
-      !s.ok())
-    return s;
+  SHEFL_RETURN_IF_ERROR(secure_internal::PrivateRandom(raw.data(), raw.size()));
   return X25519KeyPairFromPrivate(raw);
 }
 
 absl::StatusOr<X25519KeyPair> X25519KeyPairFromPrivate(ByteView private_key) {
-  absl::StatusOr<PkeyPtr> key = PrivateKey(private_key);
-  if (!key.ok()) return key.status();
+  SHEFL_ASSIGN_OR_RETURN(PkeyPtr key, PrivateKey(private_key));
   X25519KeyPair pair;
   std::copy(private_key.begin(), private_key.end(), pair.private_key.data());
   size_t len = pair.public_key.size();
-  if (EVP_PKEY_get_raw_public_key(key->get(), pair.public_key.data(), &len) !=
+  if (EVP_PKEY_get_raw_public_key(key.get(), pair.public_key.data(), &len) !=
           1 ||
       len != pair.public_key.size())
     return OpenSslError("X25519 public key of a private key");
@@ -58,15 +56,13 @@ absl::StatusOr<X25519KeyPair> X25519KeyPairFromPrivate(ByteView private_key) {
 
 absl::StatusOr<SecretKey32> X25519SharedSecret(ByteView private_key,
                                                ByteView peer_public) {
-  absl::StatusOr<PkeyPtr> own = PrivateKey(private_key);
-  if (!own.ok()) return own.status();
-  absl::StatusOr<PkeyPtr> peer = PublicKey(peer_public);
-  if (!peer.ok()) return peer.status();
+  SHEFL_ASSIGN_OR_RETURN(PkeyPtr own, PrivateKey(private_key));
+  SHEFL_ASSIGN_OR_RETURN(PkeyPtr peer, PublicKey(peer_public));
   SecretKey32 secret;
-  PkeyCtxPtr ctx(EVP_PKEY_CTX_new(own->get(), nullptr));
+  PkeyCtxPtr ctx(EVP_PKEY_CTX_new(own.get(), nullptr));
   size_t len = secret.size();
   if (!ctx || EVP_PKEY_derive_init(ctx.get()) != 1 ||
-      EVP_PKEY_derive_set_peer(ctx.get(), peer->get()) != 1)
+      EVP_PKEY_derive_set_peer(ctx.get(), peer.get()) != 1)
     return OpenSslError("X25519 derive set-up");
   // OpenSSL 3 itself refuses an all-zero result, with a generic "failed
   // during derivation"; the keys were valid 32-byte strings, so that is

@@ -7,6 +7,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "common/core/status_macros.h"
 #include "common/data/data.h"
 #include "common/fed/fens_split.h"
 #include "common/learn/torch_call.h"
@@ -52,19 +53,17 @@ absl::StatusOr<std::unique_ptr<ClientEvaluator>> ClientEvaluator::Create(
   auto e = std::unique_ptr<ClientEvaluator>(new ClientEvaluator());
   e->holdout_ = config.eval.client_holdout;
   e->gamma_ = config.eval.gamma;
-  auto train = LoadDataset(config.data, /*train=*/true, config.seed);
-  if (!train.ok()) return train.status();
-  e->train_ = std::move(*train);
-  auto labels = LabelVector(e->train_);
-  if (!labels.ok()) return labels.status();
+  SHEFL_ASSIGN_OR_RETURN(e->train_,
+                         LoadDataset(config.data, /*train=*/true, config.seed));
+  SHEFL_ASSIGN_OR_RETURN(auto labels, LabelVector(e->train_));
   // The daemons' own shards (FENS partitions what its proxy split leaves).
-  auto shards = AllTrainingIndices(config, *labels, e->train_.num_classes);
-  if (!shards.ok()) return shards.status();
-  for (size_t i = 0; i < shards->size(); ++i) {
-    auto s = SplitClientShard((*shards)[i], e->holdout_, config.seed,
-                              static_cast<int64_t>(i));
-    if (!s.ok()) return s.status();
-    e->splits_.push_back(*std::move(s));
+  SHEFL_ASSIGN_OR_RETURN(
+      auto shards, AllTrainingIndices(config, labels, e->train_.num_classes));
+  for (size_t i = 0; i < shards.size(); ++i) {
+    SHEFL_ASSIGN_OR_RETURN(auto s,
+                           SplitClientShard(shards[i], e->holdout_, config.seed,
+                                            static_cast<int64_t>(i)));
+    e->splits_.push_back(std::move(s));
   }
   return e;
 }
@@ -92,15 +91,15 @@ absl::StatusOr<ClientLevelResult> ClientEvaluator::EvaluateClients(
     const auto n_train = static_cast<int64_t>(idx.size());
     if (r.evaluated) idx.insert(idx.end(), s.held_out.begin(), s.held_out.end());
     if (idx.empty()) continue;
-    auto logp = MemberLogProbs(nets, train_, idx, batch_size, device);
-    if (!logp.ok()) return logp.status();
+    SHEFL_ASSIGN_OR_RETURN(
+        auto logp, MemberLogProbs(nets, train_, idx, batch_size, device));
     const at::Tensor y =
         train_.y.index_select(0, at::tensor(idx, at::kLong).to(train_.y.device()))
             .to(at::kCPU, at::kLong);
     std::vector<double> alpha;
     if (r.personalised) {
       std::vector<double> losses(nets.size(), 0.0);
-      if (n_train > 0) losses = LossesOf(*logp, y, n_train);
+      if (n_train > 0) losses = LossesOf(logp, y, n_train);
       auto a = PersonalisedWeights(losses, gamma_);
       if (!a.ok())
         return absl::Status(a.status().code(),
@@ -111,16 +110,14 @@ absl::StatusOr<ClientLevelResult> ClientEvaluator::EvaluateClients(
       ++weighted;
     }
     if (!r.evaluated || s.held_out.empty()) continue;
-    const at::Tensor held = logp->slice(1, n_train);
+    const at::Tensor held = logp.slice(1, n_train);
     const at::Tensor held_y = y.slice(0, n_train);
-    auto u = EvaluateFromLogits(held, held_y);
-    if (!u.ok()) return u.status();
-    uniform_acc.push_back(u->ensemble_accuracy);
-    r.samples += u->samples;
+    SHEFL_ASSIGN_OR_RETURN(auto u, EvaluateFromLogits(held, held_y));
+    uniform_acc.push_back(u.ensemble_accuracy);
+    r.samples += u.samples;
     if (r.personalised) {
-      auto p = EvaluateFromLogits(held, held_y, alpha);
-      if (!p.ok()) return p.status();
-      personal_acc.push_back(p->ensemble_accuracy);
+      SHEFL_ASSIGN_OR_RETURN(auto p, EvaluateFromLogits(held, held_y, alpha));
+      personal_acc.push_back(p.ensemble_accuracy);
     }
   }
   if (weighted > 0) {

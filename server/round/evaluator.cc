@@ -20,29 +20,21 @@ absl::StatusOr<std::unique_ptr<Evaluator>> Evaluator::Create(
   auto e = std::unique_ptr<Evaluator>(new Evaluator());
   e->config_ = config;
   e->par_ = par;
-  auto test = LoadDataset(config.data, /*train=*/false, config.seed);
-  if (!test.ok()) return test.status();
-  e->test_ = std::move(*test);
-  auto shape = ShapeOf(e->test_, config.data.text_vocab);
-  if (!shape.ok()) return shape.status();
-  e->shape_ = *shape;
+  SHEFL_ASSIGN_OR_RETURN(
+      e->test_, LoadDataset(config.data, /*train=*/false, config.seed));
+  SHEFL_ASSIGN_OR_RETURN(e->shape_, ShapeOf(e->test_, config.data.text_vocab));
   for (int64_t m = 0; m < config.model.num_models; ++m) {
-    auto net = MakeModel(config.model.name, e->shape_);
-    if (!net.ok()) return net.status();
-    e->nets_.push_back(*net);
+    SHEFL_ASSIGN_OR_RETURN(auto net, MakeModel(config.model.name, e->shape_));
+    e->nets_.push_back(net);
   }
   e->dim_ = FlatSize(*e->nets_[0]);
   // Evaluation runs on the config's device (CUDA when present under
   // `auto`): on the CPU it is most of the coordinator's time per round.
-  auto device = ResolveDevice(config.device);
-  if (!device.ok()) return device.status();
-  e->device_ = *device;
+  SHEFL_ASSIGN_OR_RETURN(e->device_, ResolveDevice(config.device));
   SHEFL_RETURN_IF_ERROR(
       CheckPrecision("eval.precision", config.eval.precision, e->device_));
   if (ClientEvaluator::Wanted(config)) {
-    auto clients = ClientEvaluator::Create(config);
-    if (!clients.ok()) return clients.status();
-    e->clients_ = *std::move(clients);
+    SHEFL_ASSIGN_OR_RETURN(e->clients_, ClientEvaluator::Create(config));
   }
   return e;
 }
@@ -51,9 +43,10 @@ absl::StatusOr<std::vector<std::vector<float>>> Evaluator::InitialModels()
     const {
   std::vector<std::vector<float>> out;
   for (int64_t m = 0; m < config_.model.num_models; ++m) {
-    auto net = MakeInitialisedModel(config_.model.name, shape_, config_.seed, m);
-    if (!net.ok()) return net.status();
-    out.push_back(FlattenToVector(**net));
+    SHEFL_ASSIGN_OR_RETURN(
+        auto net,
+        MakeInitialisedModel(config_.model.name, shape_, config_.seed, m));
+    out.push_back(FlattenToVector(*net));
   }
   return out;
 }
@@ -67,9 +60,9 @@ absl::StatusOr<EvalResult> Evaluator::Evaluate(
   auto r = EvaluateEnsemble(nets_, test_, config_.eval.batch_size,
                             config_.eval.max_test_samples, device_, {}, par_);
   if (!r.ok() || clients_ == nullptr) return r;
-  auto c = clients_->Evaluate(nets_, config_.eval.batch_size, device_);
-  if (!c.ok()) return c.status();
-  r->client_level = *std::move(c);
+  SHEFL_ASSIGN_OR_RETURN(
+      r->client_level,
+      clients_->Evaluate(nets_, config_.eval.batch_size, device_));
   return r;
 }
 

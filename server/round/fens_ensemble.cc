@@ -40,48 +40,37 @@ absl::StatusOr<std::unique_ptr<FensEnsemble>> FensEnsemble::Create(
   auto f = std::unique_ptr<FensEnsemble>(new FensEnsemble());
   f->config_ = config;
   f->device_ = device;
-  auto train = LoadDataset(config.data, /*train=*/true, config.seed);
-  if (!train.ok()) return train.status();
-  auto labels = LabelVector(*train);
-  if (!labels.ok()) return labels.status();
-  const ProxySplit split = SplitProxy(static_cast<int64_t>(labels->size()),
+  SHEFL_ASSIGN_OR_RETURN(auto train,
+                         LoadDataset(config.data, /*train=*/true, config.seed));
+  SHEFL_ASSIGN_OR_RETURN(auto labels, LabelVector(train));
+  const ProxySplit split = SplitProxy(static_cast<int64_t>(labels.size()),
                                       config.fens.proxy_fraction, config.seed);
-  auto proxy = Subset(*train, split.proxy);
-  if (!proxy.ok()) return proxy.status();
-  f->proxy_ = std::move(*proxy);
+  SHEFL_ASSIGN_OR_RETURN(f->proxy_, Subset(train, split.proxy));
   // The per-class counts the weighted aggregator needs: the coordinator
   // computes the partition from the seed, as each daemon does (a client
   // sends no label histogram; docs/FENS.md). With eval.client_holdout the
   // counts are of what the daemon trains on, its held-out part left out.
   if (config.eval.client_holdout > 0) {
-    auto clients = ClientEvaluator::Create(config);
-    if (!clients.ok()) return clients.status();
-    f->clients_ = *std::move(clients);
+    SHEFL_ASSIGN_OR_RETURN(f->clients_, ClientEvaluator::Create(config));
   }
-  auto shards = AllTrainingIndices(config, *labels, train->num_classes);
-  if (!shards.ok()) return shards.status();
-  for (size_t i = 0; i < shards->size(); ++i) {
+  SHEFL_ASSIGN_OR_RETURN(auto shards,
+                         AllTrainingIndices(config, labels, train.num_classes));
+  for (size_t i = 0; i < shards.size(); ++i) {
     const auto& shard =
         f->clients_ ? f->clients_->split(static_cast<int64_t>(i)).train
-                    : (*shards)[i];
-    f->label_counts_.push_back(LabelCounts(*labels, shard, train->num_classes));
+                    : shards[i];
+    f->label_counts_.push_back(LabelCounts(labels, shard, train.num_classes));
   }
-  auto test = LoadDataset(config.data, /*train=*/false, config.seed);
-  if (!test.ok()) return test.status();
-  f->test_ = std::move(*test);
+  SHEFL_ASSIGN_OR_RETURN(
+      f->test_, LoadDataset(config.data, /*train=*/false, config.seed));
   if (config.eval.max_test_samples > 0 &&
       config.eval.max_test_samples < f->test_.size()) {
     std::vector<int64_t> first(config.eval.max_test_samples);
     for (size_t i = 0; i < first.size(); ++i) first[i] = i;
-    auto cut = Subset(f->test_, first);
-    if (!cut.ok()) return cut.status();
-    f->test_ = std::move(*cut);
+    SHEFL_ASSIGN_OR_RETURN(f->test_, Subset(f->test_, first));
   }
-  auto shape = ShapeOf(f->test_, config.data.text_vocab);
-  if (!shape.ok()) return shape.status();
-  auto net = MakeModel(config.model.name, *shape);
-  if (!net.ok()) return net.status();
-  f->net_ = *net;
+  SHEFL_ASSIGN_OR_RETURN(auto shape, ShapeOf(f->test_, config.data.text_vocab));
+  SHEFL_ASSIGN_OR_RETURN(f->net_, MakeModel(config.model.name, shape));
   f->net_->to(device);
   f->net_->eval();
   return f;
@@ -123,38 +112,31 @@ absl::StatusOr<FensResult> FensEnsemble::Evaluate(
       return absl::InvalidArgumentError(absl::StrCat("FENS: no client ", c));
     counts.push_back(label_counts_[c]);
   }
-  auto proxy_probs = MemberProbs(members, proxy_);
-  if (!proxy_probs.ok()) return proxy_probs.status();
-  auto agg = FitAggregator(config_.fens, config_.seed, *proxy_probs, proxy_.y,
-                           counts);
-  if (!agg.ok()) return agg.status();
+  SHEFL_ASSIGN_OR_RETURN(auto proxy_probs, MemberProbs(members, proxy_));
+  SHEFL_ASSIGN_OR_RETURN(
+      auto agg,
+      FitAggregator(config_.fens, config_.seed, proxy_probs, proxy_.y, counts));
   r.fit_seconds =
       std::chrono::duration<double>(Clock::now() - start).count();
-  r.aggregator = (*agg)->name();
-  r.aggregator_params = (*agg)->num_params();
+  r.aggregator = agg->name();
+  r.aggregator_params = agg->num_params();
   r.proxy_samples = proxy_.size();
 
-  auto test_probs = MemberProbs(members, test_);
-  if (!test_probs.ok()) return test_probs.status();
+  SHEFL_ASSIGN_OR_RETURN(auto test_probs, MemberProbs(members, test_));
   const at::Tensor labels = test_.y.to(at::kCPU);
-  auto mean = EvaluateFromProbs(*test_probs, labels);
-  if (!mean.ok()) return mean.status();
-  r.mean = *mean;
-  const at::Tensor combined = (*agg)->Combine(*test_probs).unsqueeze(0);
-  auto ens = EvaluateFromProbs(combined, labels);
-  if (!ens.ok()) return ens.status();
-  r.ensemble = *ens;
+  SHEFL_ASSIGN_OR_RETURN(auto mean, EvaluateFromProbs(test_probs, labels));
+  r.mean = mean;
+  const at::Tensor combined = agg->Combine(test_probs).unsqueeze(0);
+  SHEFL_ASSIGN_OR_RETURN(r.ensemble, EvaluateFromProbs(combined, labels));
   r.ensemble.member_accuracy = r.mean.member_accuracy;
   r.ensemble.member_nll = r.mean.member_nll;
   r.ensemble.mean_member_variance = r.mean.mean_member_variance;
   if (clients_) {
-    auto held = Subset(clients_->train(), clients_->AllHeldOut());
-    if (!held.ok()) return held.status();
-    auto held_probs = MemberProbs(members, *held);
-    if (!held_probs.ok()) return held_probs.status();
-    auto level = clients_->ScoreHeldOut((*agg)->Combine(*held_probs));
-    if (!level.ok()) return level.status();
-    r.ensemble.client_level = *std::move(level);
+    SHEFL_ASSIGN_OR_RETURN(auto held,
+                           Subset(clients_->train(), clients_->AllHeldOut()));
+    SHEFL_ASSIGN_OR_RETURN(auto held_probs, MemberProbs(members, held));
+    SHEFL_ASSIGN_OR_RETURN(r.ensemble.client_level,
+                           clients_->ScoreHeldOut(agg->Combine(held_probs)));
   }
   return r;
 }

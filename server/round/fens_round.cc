@@ -2,18 +2,17 @@
 
 #include "absl/strings/str_format.h"
 #include "common/core/log.h"
+#include "common/core/status_macros.h"
 #include "common/learn/device.h"
 
 namespace shefl {
 
 absl::StatusOr<std::unique_ptr<FensRound>> FensRound::Create(
     const ExperimentConfig& config) {
-  auto device = ResolveDevice(config.device);
-  if (!device.ok()) return device.status();
-  auto ensemble = FensEnsemble::Create(config, *device);
-  if (!ensemble.ok()) return ensemble.status();
+  SHEFL_ASSIGN_OR_RETURN(auto device, ResolveDevice(config.device));
+  SHEFL_ASSIGN_OR_RETURN(auto ensemble, FensEnsemble::Create(config, device));
   auto kind = std::unique_ptr<FensRound>(new FensRound(config));
-  kind->ensemble_ = std::move(*ensemble);
+  kind->ensemble_ = std::move(ensemble);
   return kind;
 }
 
@@ -32,10 +31,10 @@ absl::StatusOr<ClosedRound> FensRound::Close(
     return absl::FailedPreconditionError(
         "FENS: no client model arrived in the round; nothing to ensemble");
   std::vector<int64_t> clients;
-  auto members = FensMembers(*ctx_.state->store->Get(0), aggs[0].updates(),
-                             &clients);
-  if (!members.ok()) return members.status();
-  members_ = std::move(*members);
+  SHEFL_ASSIGN_OR_RETURN(
+      auto members,
+      FensMembers(*ctx_.state->store->Get(0), aggs[0].updates(), &clients));
+  members_ = std::move(members);
   // The members are the round's models: evaluated, and checkpointed (so a
   // resumed run's model_sha256 is theirs too).
   ClosedRound closed;
@@ -44,21 +43,20 @@ absl::StatusOr<ClosedRound> FensRound::Close(
   closed.fields["models_not_published"] = 0;
   closed.fields["max_abs_weight"] = 0.0;
   const uint64_t dim = ctx_.state->store->dim();
-  closed.evaluate = [cfg = config_, dim, ensemble = ensemble_, models = members_,
-                     clients](nlohmann::json* line)
-      -> absl::StatusOr<EvalResult> {
-    auto fr = ensemble->Evaluate(models, clients);
-    if (!fr.ok()) return fr.status();
-    AddFensFields(cfg, dim, *fr, clients, line);
+  closed.evaluate =
+      [cfg = config_, dim, ensemble = ensemble_, models = members_,
+       clients](nlohmann::json* line) -> absl::StatusOr<EvalResult> {
+    SHEFL_ASSIGN_OR_RETURN(auto fr, ensemble->Evaluate(models, clients));
+    AddFensFields(cfg, dim, fr, clients, line);
     LogLine("coordinator",
             absl::StrFormat("FENS: %d members, %s aggregator (%d parameters, "
                             "fitted on %d proxy samples in %.1f s): accuracy "
                             "%.4f, plain mean %.4f",
-                            clients.size(), fr->aggregator,
-                            fr->aggregator_params, fr->proxy_samples,
-                            fr->fit_seconds, fr->ensemble.ensemble_accuracy,
-                            fr->mean.ensemble_accuracy));
-    return fr->ensemble;
+                            clients.size(), fr.aggregator,
+                            fr.aggregator_params, fr.proxy_samples,
+                            fr.fit_seconds, fr.ensemble.ensemble_accuracy,
+                            fr.mean.ensemble_accuracy));
+    return fr.ensemble;
   };
   return closed;
 }

@@ -22,11 +22,11 @@ absl::Status IterativeRound::CheckCheckpoint(int64_t num_models) const {
 
 absl::Status IterativeRound::Bind(const RoundContext& context) {
   ctx_ = context;
-  auto opt = ServerOptimizer::Create(config_.aggregation,
-                                     config_.model.num_models,
-                                     ctx_.state->store->dim());
-  if (!opt.ok()) return opt.status();
-  server_opt_ = std::make_unique<ServerOptimizer>(std::move(*opt));
+  SHEFL_ASSIGN_OR_RETURN(
+      auto opt,
+      ServerOptimizer::Create(config_.aggregation, config_.model.num_models,
+                              ctx_.state->store->dim()));
+  server_opt_ = std::make_unique<ServerOptimizer>(std::move(opt));
   if (server_opt_->active() && ctx_.first_round > 0)
     return server_opt_->Load(
         ctx_.results->server_optimizer_path(ctx_.first_round),
@@ -44,11 +44,10 @@ absl::StatusOr<ClosedRound> IterativeRound::Close(
   const nlohmann::json robust =
       BoundRoundUpdates(config_, &aggregators, s.reports.ShardsBounded(),
                         &s.metrics);
-  auto not_published = Aggregate(aggregators);
-  if (!not_published.ok()) return not_published.status();
+  SHEFL_ASSIGN_OR_RETURN(auto not_published, Aggregate(aggregators));
   ClosedRound closed;
   std::tie(closed.models, closed.versions) = s.store->Snapshot();
-  closed.fields["models_not_published"] = *not_published;
+  closed.fields["models_not_published"] = not_published;
   closed.fields["max_abs_weight"] = max_abs_weight_;
   if (!robust.is_null()) closed.fields["robust"] = robust;
   if (server_opt_->active())

@@ -1,5 +1,6 @@
 #include "server/round/round_kind.h"
 
+#include "common/core/status_macros.h"
 #include "common/fed/methods/registry.h"
 #include "server/round/fens_round.h"
 #include "server/round/iterative_round.h"
@@ -10,9 +11,8 @@ absl::StatusOr<std::unique_ptr<RoundKind>> MakeRoundKind(
     const ExperimentConfig& config) {
   switch (TraitsOf(config.method).round_shape) {
     case RoundShape::kOneShot: {
-      auto kind = FensRound::Create(config);
-      if (!kind.ok()) return kind.status();
-      return std::unique_ptr<RoundKind>(std::move(*kind));
+      SHEFL_ASSIGN_OR_RETURN(auto kind, FensRound::Create(config));
+      return std::unique_ptr<RoundKind>(std::move(kind));
     }
     case RoundShape::kIterative:
       break;

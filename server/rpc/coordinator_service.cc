@@ -112,11 +112,10 @@ absl::StatusOr<CallLimits::Slot> CoordinatorService::StartCall(
 
 absl::StatusOr<CoordinatorService::ThreadCallSlots>
 CoordinatorService::StartThreadCall(grpc::ServerContextBase* ctx) {
-  auto call = StartCall(ctx);
-  if (!call.ok()) return call.status();
-  auto thread = thread_limits_.Enter(ctx->peer(), PeerIdentity(ctx));
-  if (!thread.ok()) return thread.status();
-  return ThreadCallSlots(std::move(*call), std::move(*thread));
+  SHEFL_ASSIGN_OR_RETURN(auto call, StartCall(ctx));
+  SHEFL_ASSIGN_OR_RETURN(auto thread,
+                         thread_limits_.Enter(ctx->peer(), PeerIdentity(ctx)));
+  return ThreadCallSlots(std::move(call), std::move(thread));
 }
 
 std::string CoordinatorService::PeerIdentity(grpc::ServerContextBase* ctx,

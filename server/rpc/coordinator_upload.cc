@@ -44,18 +44,17 @@ absl::StatusOr<CoordinatorService::UploadPlan> CoordinatorService::CheckUploadHe
                               : "stale");
   // A second upload of the pair is refused here, before its blob is read.
   SHEFL_RETURN_IF_ERROR(state->CheckNotReceived(client, model));
-  auto k = state->Budget(client, model);
-  if (!k.ok()) return k.status();
-  auto vt = ParseValueType(s_->config.compression.value_type);
-  if (!vt.ok()) return vt.status();
-  const uint64_t limit = PredictEncodedSizeUpperBound(s_->store->dim(), *k, *vt);
+  SHEFL_ASSIGN_OR_RETURN(auto k, state->Budget(client, model));
+  SHEFL_ASSIGN_OR_RETURN(auto vt,
+                         ParseValueType(s_->config.compression.value_type));
+  const uint64_t limit = PredictEncodedSizeUpperBound(s_->store->dim(), k, vt);
   if (h.encoded_size() > limit)
     return WithReason(absl::InvalidArgumentError(absl::StrCat(
                           "oversize upload: ", h.encoded_size(),
-                          " bytes declared, k = ", *k, " allows at most ",
+                          " bytes declared, k = ", k, " allows at most ",
                           limit)),
                       "oversize");
-  return UploadPlan{state, *k, limit};
+  return UploadPlan{state, k, limit};
 }
 
 absl::Status CoordinatorService::AcceptUpload(const v1::UploadHeader& h,

@@ -226,6 +226,12 @@ CoordinatorMetrics::CoordinatorMetrics()
                                     "next round")
                               .Register(r)
                               .Add({});
+  secure_benched_ = &prometheus::BuildGauge()
+                         .Name("shefl_secure_benched_clients")
+                         .Help("Clients of daemons blamed for corrupt "
+                               "secure sums, sitting out the next round")
+                         .Register(r)
+                         .Add({});
 }
 
 void CoordinatorMetrics::SetClientsExpected(int64_t num_clients,

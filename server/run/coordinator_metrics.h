@@ -113,6 +113,9 @@ class CoordinatorMetrics {
   void SetMaxAbsWeight(double v) { max_abs_weight_->Set(v); }
   // Staller strikes so far and the clients sitting out the next round.
   void SetStallers(int64_t strikes, int64_t sitting_out);
+  // Clients of daemons blamed for corrupt secure sums, sitting out the
+  // next round (server/state/party_blame.h).
+  void SetSecureBenched(double clients) { secure_benched_->Set(clients); }
   // Also sets shefl_clients_missing (N less the connected).
   void SetClientsConnected(int64_t n) {
     clients_connected_->Set(static_cast<double>(n));
@@ -160,6 +163,7 @@ class CoordinatorMetrics {
   prometheus::Gauge* max_abs_weight_ = nullptr;
   prometheus::Gauge* staller_strikes_ = nullptr;
   prometheus::Gauge* clients_sitting_out_ = nullptr;
+  prometheus::Gauge* secure_benched_ = nullptr;
 };
 
 }  // namespace shefl

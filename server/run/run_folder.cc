@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "common/core/config.h"
+#include "common/core/status_macros.h"
 #include "common/fed/config_load.h"
 
 namespace shefl {
@@ -72,19 +73,18 @@ std::vector<std::string> ConfigChanges(const std::string& before_yaml,
 
 absl::Status ChooseStart(CoordinatorOptions* o) {
   if (!o->resume_dir.empty()) return absl::OkStatus();
-  auto config = LoadConfig(o->config_path, o->overrides);
-  if (!config.ok()) return config.status();
+  SHEFL_ASSIGN_OR_RETURN(auto config, LoadConfig(o->config_path, o->overrides));
   const std::string dir = !o->out_dir.empty()      ? o->out_dir
-                          : !config->out_dir.empty() ? config->out_dir
+                          : !config.out_dir.empty() ? config.out_dir
                                                      : std::string();
   if (dir.empty() || !HoldsRun(dir)) return absl::OkStatus();
   if (!o->continue_run)
     return absl::FailedPreconditionError(absl::StrCat(
         "--out '", dir, "' already holds a run; continue it with --resume ",
         dir, " (or --continue), or give another --out for a new run"));
-  config->out_dir = dir;
+  config.out_dir = dir;
   const std::vector<std::string> changes =
-      ConfigChanges(ReadAll(dir + "/config.yaml"), ConfigToYaml(*config));
+      ConfigChanges(ReadAll(dir + "/config.yaml"), ConfigToYaml(config));
   if (!changes.empty())
     return absl::FailedPreconditionError(absl::StrCat(
         "--continue: '", dir, "' holds a run of another config (",

@@ -28,6 +28,11 @@ class RunResults {
            ".bin";
   }
 
+  // The update source's state after `round` (server/source/update_source.h).
+  std::string source_state_path(int64_t round) const {
+    return dir_ + "/checkpoints/source-" + std::to_string(round) + ".bin";
+  }
+
   absl::Status WriteConfig(const std::string& yaml) const;
   // Appends one line to rounds.jsonl and flushes it.
   absl::Status AppendRound(const nlohmann::json& line) const;

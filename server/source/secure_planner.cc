@@ -13,10 +13,11 @@
 namespace shefl {
 
 SecurePlanner::SecurePlanner(const ExperimentConfig& config, uint64_t dim,
-                             std::string run_id)
+                             std::string run_id, std::vector<TensorSpan> small)
     : config_(config),
       dim_(dim),
       run_id_(std::move(run_id)),
+      small_(std::move(small)),
       accumulators_(config.model.num_models, std::vector<float>(dim, 0.0f)) {}
 
 CoordinatorState::SecureSessions SecurePlanner::Plan(
@@ -59,10 +60,12 @@ std::optional<SecureModelPlan> SecurePlanner::PlanModel(
     k = std::max<uint64_t>(1, static_cast<uint64_t>(std::llround(
                                   config_.secure.support_fraction * dim_)));
   SecureEncoding& e = p.encoding;
-  e.support = CommonSupport(
-      accumulators_[model],
-      {k, config_.secure.explore_fraction, config_.seed, round,
-       static_cast<uint32_t>(model)});
+  const SupportChoice choice{k, config_.secure.explore_fraction, config_.seed,
+                             round, static_cast<uint32_t>(model)};
+  e.support = config_.secure.support == "layout"
+                  ? LayoutSupport(accumulators_[model], small_,
+                                  config_.secure.layout_explore, choice)
+                  : CommonSupport(accumulators_[model], choice);
   e.clip = config_.secure.clip;
   e.scale_bits = static_cast<int>(config_.secure.scale_bits);
   e.seed = config_.seed;
@@ -132,6 +135,20 @@ void SecurePlanner::Weigh(const RoundPlan& plan, int64_t model,
             [](const SecurePartyPlan& a, const SecurePartyPlan& b) {
               return a.id < b.id;
             });
+}
+
+absl::Status SecurePlanner::SetAccumulators(std::vector<std::vector<float>> a) {
+  if (a.size() != accumulators_.size())
+    return absl::InvalidArgumentError(absl::StrCat(
+        "secure support: ", a.size(), " accumulators saved for ",
+        accumulators_.size(), " models"));
+  for (const auto& v : a)
+    if (v.size() != dim_)
+      return absl::InvalidArgumentError(absl::StrCat(
+          "secure support: an accumulator of ", v.size(),
+          " entries saved for a model of ", dim_));
+  accumulators_ = std::move(a);
+  return absl::OkStatus();
 }
 
 void SecurePlanner::Published(int64_t model, const std::vector<float>& before,

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "common/core/config.h"
+#include "common/fed/common_support.h"
 #include "common/fed/schedule.h"
 #include "server/shared/coordinator_state.h"
 #include "server/state/secure_session.h"
@@ -25,8 +26,10 @@ namespace shefl {
 
 class SecurePlanner {
  public:
+  // `small`: the model's trainable tensors of at most secure.whole_max
+  // entries (the layout support's W).
   SecurePlanner(const ExperimentConfig& config, uint64_t dim,
-                std::string run_id);
+                std::string run_id, std::vector<TensorSpan> small = {});
 
   // The round's sessions by model, not started. A model trained by fewer
   // daemons than secure.min_parties gets none (logged): nothing of it is
@@ -35,6 +38,13 @@ class SecurePlanner {
                                         const CoordinatorState& state,
                                         SecureSession::Clock::time_point deadline,
                                         const SecureSession::Send& send);
+
+  // The public accumulators, one per model (for the checkpoint), and back.
+  const std::vector<std::vector<float>>& accumulators() const {
+    return accumulators_;
+  }
+  // InvalidArgument unless one of dim() floats per model.
+  absl::Status SetAccumulators(std::vector<std::vector<float>> a);
 
   // Model `model` moved from `before` to `after` this round.
   void Published(int64_t model, const std::vector<float>& before,
@@ -52,6 +62,7 @@ class SecurePlanner {
   const ExperimentConfig config_;
   const uint64_t dim_;
   const std::string run_id_;
+  const std::vector<TensorSpan> small_;
   std::vector<std::vector<float>> accumulators_;  // one per model
 };
 

@@ -68,7 +68,50 @@ nlohmann::json SecureSums::HandIn(RoundState& rs) {
   nlohmann::json line = nlohmann::json::object();
   for (int64_t m = 0; m < state_->config.model.num_models; ++m)
     line[std::to_string(m)] = HandInModel(rs, m);
+  benched_line_ = Blame(rs.round());
   return line;
+}
+
+void SecureSums::RecordParties(int64_t round, const SecureSession::Outcome& o) {
+  std::vector<std::string> names;
+  for (uint32_t party : o.parties) {
+    auto owner = state_->registry.OwnerOf(party);
+    names.push_back(owner ? owner->name : absl::StrCat("party ", party));
+  }
+  blame_.Record(round, std::move(names), o.corrupt);
+}
+
+// A benched daemon's clients are those it hosts now; a daemon registering
+// again under another name keeps none of them (ownership is by identity).
+nlohmann::json SecureSums::Blame(int64_t round) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const std::string& daemon : blame_.Decide(round)) {
+    std::vector<int64_t> clients;
+    for (const auto& session : state_->registry.Sessions())
+      if (session->name == daemon) clients = session->clients;
+    for (int64_t c : clients) benched_clients_[c] = daemon;
+    LogLine("coordinator",
+            absl::StrCat("round ", round, ": daemon ", daemon,
+                         " benched: its sessions' sums were corrupt and no "
+                         "other party explains them (",
+                         clients.size(), " clients sit out)"));
+    out.push_back(daemon);
+  }
+  state_->metrics.SetSecureBenched(
+      static_cast<double>(ExcludedCount(round + 1)));
+  return out;
+}
+
+bool SecureSums::Excludes(int64_t client, int64_t round) const {
+  auto it = benched_clients_.find(client);
+  return it != benched_clients_.end() && blame_.Benched(it->second, round);
+}
+
+int64_t SecureSums::ExcludedCount(int64_t round) const {
+  int64_t n = 0;
+  for (const auto& [client, daemon] : benched_clients_)
+    n += blame_.Benched(daemon, round) ? 1 : 0;
+  return n;
 }
 
 nlohmann::json SecureSums::HandInModel(RoundState& rs, int64_t m) {
@@ -88,19 +131,26 @@ nlohmann::json SecureSums::HandInModel(RoundState& rs, int64_t m) {
   }
   SecureSession::Outcome o = session->outcome();
   entry["words"] = session->words();
-  if (!o.update) {
+  if (o.corrupt) {
+    outcome("corrupt");
+    entry["why"] = o.why;
+    entry["survivors"] = o.survivors;
+    RecordParties(rs.round(), o);
+  } else if (!o.update) {
     outcome("abandoned");
     entry["why"] = o.why;
   } else if (auto st = rs.AcceptSecure(m, *std::move(o.update), o.clients);
              !st.ok()) {
     outcome("refused");
     entry["why"] = std::string(st.message());
+    RecordParties(rs.round(), o);  // within the range: clean for blame
     CountUpdates(o.clients.size(), "rejected");
     LogLine("coordinator", absl::StrCat("round ", rs.round(), " model ", m,
                                         ": secure sum refused: ",
                                         st.message()));
   } else {
     outcome("finished");
+    RecordParties(rs.round(), o);
     entry["survivors"] = o.survivors;
     entry["dropped"] = o.dropped;
     entry["clients"] = o.clients.size();
@@ -123,6 +173,11 @@ void SecureSums::Published() {
 void SecureSums::AddFields(int64_t round, nlohmann::json* line) const {
   (*line)["secure"] = line_;
   (*line)["secure_bytes"] = state_->secure_bytes.Round(round);
+  if (!benched_line_.empty()) (*line)["secure_benched"] = benched_line_;
+}
+
+void SecureSums::AddSummary(nlohmann::json* summary) const {
+  (*summary)["secure_benched"] = blame_.ToJson();
 }
 
 }  // namespace shefl

@@ -8,10 +8,15 @@
 // (clients.lost_after_s) is not waited for at any stage. After the models
 // are published it folds each global update into the public support's
 // accumulator.
+// A sum beyond the honest range (common/secure/honest_range.h) is not
+// handed in: the session is `corrupt`, and the blame book
+// (server/state/party_blame.h) benches the daemon its sessions single out:
+// its clients sit out later rounds.
 // Not thread-safe: the round loop's.
 #ifndef SHEFL_SERVER_SOURCE_SECURE_SUMS_H_
 #define SHEFL_SERVER_SOURCE_SECURE_SUMS_H_
 
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -19,6 +24,7 @@
 #include "server/run/model_store.h"
 #include "server/source/secure_planner.h"
 #include "server/source/update_source.h"
+#include "server/state/party_blame.h"
 
 namespace shefl {
 
@@ -26,7 +32,11 @@ class SecureSums : public UpdateSource {
  public:
   SecureSums(CoordinatorState* state, const LostDaemons* lost,
              std::unique_ptr<SecurePlanner> planner)
-      : state_(state), lost_(lost), planner_(std::move(planner)) {}
+      : state_(state),
+        lost_(lost),
+        planner_(std::move(planner)),
+        blame_(state->config.secure.blame_window,
+               state->config.secure.bench_rounds) {}
 
   // A session's sum is one update, weighted by the parties already.
   AggregationConfig Aggregation(
@@ -41,6 +51,14 @@ class SecureSums : public UpdateSource {
   void Published() override;
   // `secure` (each model's outcome) and `secure_bytes`.
   void AddFields(int64_t round, nlohmann::json* line) const override;
+  // `secure_benched`: the daemons blamed for corrupt sums.
+  void AddSummary(nlohmann::json* summary) const override;
+  bool Excludes(int64_t client, int64_t round) const override;
+  int64_t ExcludedCount(int64_t round) const override;
+  // The support's accumulators, the blame book and the benched clients
+  // (server/source/secure_sums_state.cc).
+  std::string SaveState(int64_t round) const override;
+  absl::Status LoadState(const std::string& bytes, int64_t round) override;
 
  private:
   // True when every session is done; false on a stop.
@@ -50,12 +68,20 @@ class SecureSums : public UpdateSource {
   nlohmann::json HandInModel(RoundState& rs, int64_t model);
   // A sum's clients in the series plain uploads count in.
   void CountUpdates(size_t clients, const std::string& result);
+  // The session's parties into the blame book, by daemon name.
+  void RecordParties(int64_t round, const SecureSession::Outcome& o);
+  // After the round's sessions: the daemons it benches; their names.
+  nlohmann::json Blame(int64_t round);
 
   CoordinatorState* const state_;
   const LostDaemons* const lost_;
   std::unique_ptr<SecurePlanner> planner_;
   nlohmann::json line_;                // this round's `secure` record
   std::vector<ModelSnapshot> before_;  // the models before publication
+  PartyBlame blame_;
+  nlohmann::json benched_line_;  // this round's benched daemons
+  // Each benched daemon's clients, and the daemon.
+  std::map<int64_t, std::string> benched_clients_;
 };
 
 }  // namespace shefl

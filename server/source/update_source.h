@@ -17,10 +17,12 @@
 #include <chrono>
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include "absl/status/status.h"
 #include "common/core/config.h"
 #include "common/fed/aggregate.h"
 #include "common/fed/schedule.h"
@@ -54,13 +56,24 @@ class UpdateSource {
   virtual void Published() {}
   // The source's fields of round `round`'s line in rounds.jsonl.
   virtual void AddFields(int64_t round, nlohmann::json* line) const {}
+  // The source's fields of summary.json.
+  virtual void AddSummary(nlohmann::json* summary) const {}
+  // Whether `client` sits out round `round` on the source's word (a
+  // daemon blamed for corrupt secure sums), and how many do.
+  virtual bool Excludes(int64_t client, int64_t round) const { return false; }
+  virtual int64_t ExcludedCount(int64_t round) const { return 0; }
+  // What the source carries from round to round, after round `round`
+  // was published (empty: nothing), for the checkpoint; and back from it
+  // on a resume. The round loop takes it; the record writes it.
+  virtual std::string SaveState(int64_t round) const { return ""; }
+  virtual absl::Status LoadState(const std::string& bytes, int64_t round) {
+    return absl::OkStatus();
+  }
 };
 
 // aggregation.secure's source when it is on, plain uploads otherwise.
-// `resumed`: the run goes on from a checkpoint (said of what is not kept).
 std::unique_ptr<UpdateSource> MakeUpdateSource(CoordinatorState* state,
-                                               const LostDaemons* lost,
-                                               bool resumed);
+                                               const LostDaemons* lost);
 
 }  // namespace shefl
 

@@ -86,9 +86,8 @@ absl::StatusOr<std::shared_ptr<DaemonSession>> ClientRegistry::Register(
 
   MutexLock lock(mu_);
   if (pick) {  // chosen and claimed under one lock: no two daemons get an id
-    auto ids = PickLocked(s->name, identity, req.auto_clients());
-    if (!ids.ok()) return ids.status();
-    s->clients = *ids;
+    SHEFL_ASSIGN_OR_RETURN(s->clients,
+                           PickLocked(s->name, identity, req.auto_clients()));
   }
   SHEFL_RETURN_IF_ERROR(CheckClaims(*s));
   do s->session_id = NewSessionId();

@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "common/core/log.h"
 #include "common/core/status_macros.h"
+#include "common/secure/honest_range.h"
 #include "common/secure_wire/secure_wire.h"
 
 namespace shefl {
@@ -84,26 +85,23 @@ absl::Status SecureSession::TakeLocked(const v1::SecureCall& call) {
   switch (call.stage_case()) {
     case v1::SecureCall::kKeys: {
       if (stage_ != Stage::kKeys) break;
-      auto advert = FromProto(call.keys());
-      if (!advert.ok()) return advert.status();
-      if (advert->party != party)
+      SHEFL_ASSIGN_OR_RETURN(auto advert, FromProto(call.keys()));
+      if (advert.party != party)
         return absl::InvalidArgumentError("keys advertised for another party");
-      return collector_.AddAdvert(*advert);
+      return collector_.AddAdvert(advert);
     }
     case v1::SecureCall::kBoxes: {
       if (stage_ != Stage::kShares) break;
-      auto boxes = BoxesFromProto(call.boxes());
-      if (!boxes.ok()) return boxes.status();
-      return collector_.AddBoxes(party, *std::move(boxes));
+      SHEFL_ASSIGN_OR_RETURN(auto boxes, BoxesFromProto(call.boxes()));
+      return collector_.AddBoxes(party, std::move(boxes));
     }
     case v1::SecureCall::kInput:
       if (stage_ != Stage::kInputs) break;
       return TakeInput(call);
     case v1::SecureCall::kShares: {
       if (stage_ != Stage::kUnmask) break;
-      auto reply = FromProto(call.shares(), party);
-      if (!reply.ok()) return reply.status();
-      return collector_.AddReply(*reply);
+      SHEFL_ASSIGN_OR_RETURN(auto reply, FromProto(call.shares(), party));
+      return collector_.AddReply(reply);
     }
     default:
       return absl::InvalidArgumentError("secure call without a stage");
@@ -116,19 +114,19 @@ absl::Status SecureSession::TakeLocked(const v1::SecureCall& call) {
 // holds (a client whose training failed adds none): at most the plan's.
 absl::Status SecureSession::TakeInput(const v1::SecureCall& call) {
   const uint32_t party = call.party();
-  auto input = FromProto(call.input(), party, plan_.settings.words);
-  if (!input.ok()) return input.status();
+  SHEFL_ASSIGN_OR_RETURN(auto input,
+                         FromProto(call.input(), party, plan_.settings.words));
   const double planned = Party(party)->weight();
-  if (!(input->weight > 0 && input->weight <= planned * (1 + 1e-9)))
+  if (!(input.weight > 0 && input.weight <= planned * (1 + 1e-9)))
     return absl::InvalidArgumentError(absl::StrCat(
-        "party ", party, " declares weight ", input->weight, "; its clients' "
+        "party ", party, " declares weight ", input.weight, "; its clients' "
         "public weights sum to ", planned));
   if (!plan_.masked) {
-    clear_[party] = std::move(input->y);
-  } else if (auto st = collector_.AddInput(*input); !st.ok()) {
+    clear_[party] = std::move(input.y);
+  } else if (auto st = collector_.AddInput(input); !st.ok()) {
     return st;
   }
-  declared_[party] = input->weight;
+  declared_[party] = input.weight;
   return absl::OkStatus();
 }
 
@@ -153,27 +151,25 @@ absl::Status SecureSession::CloseStage() {
   const auto now = Clock::now();
   switch (stage_) {
     case Stage::kKeys: {
-      auto roster = collector_.CloseAdverts();
-      if (!roster.ok()) return roster.status();
+      SHEFL_ASSIGN_OR_RETURN(auto roster, collector_.CloseAdverts());
       v1::FeedMessage m;
       v1::SecureRoster* r = m.mutable_secure_roster();
       r->set_round(plan_.encoding.round);
       r->set_model_id(plan_.encoding.model);
-      r->set_run_id(roster->params.run_id);
-      r->set_threshold(roster->params.t);
-      r->set_support_hash(std::string(roster->params.support_hash.begin(),
-                                      roster->params.support_hash.end()));
-      r->set_model_hash(std::string(roster->params.model_hash.begin(),
-                                    roster->params.model_hash.end()));
-      for (const KeyAdvert& k : roster->keys) *r->add_keys() = ToProto(k);
-      for (uint32_t p : roster->params.roster) send_(p, m);
-      Open(Stage::kShares, roster->params.roster, now + stage_timeout_);
+      r->set_run_id(roster.params.run_id);
+      r->set_threshold(roster.params.t);
+      r->set_support_hash(std::string(roster.params.support_hash.begin(),
+                                      roster.params.support_hash.end()));
+      r->set_model_hash(std::string(roster.params.model_hash.begin(),
+                                    roster.params.model_hash.end()));
+      for (const KeyAdvert& k : roster.keys) *r->add_keys() = ToProto(k);
+      for (uint32_t p : roster.params.roster) send_(p, m);
+      Open(Stage::kShares, roster.params.roster, now + stage_timeout_);
       return absl::OkStatus();
     }
     case Stage::kShares: {
-      auto sharers = collector_.CloseShares();
-      if (!sharers.ok()) return sharers.status();
-      for (uint32_t p : *sharers) {
+      SHEFL_ASSIGN_OR_RETURN(auto sharers, collector_.CloseShares());
+      for (uint32_t p : sharers) {
         v1::FeedMessage m;
         v1::SecureBoxes* b = m.mutable_secure_boxes();
         b->set_round(plan_.encoding.round);
@@ -181,20 +177,19 @@ absl::Status SecureSession::CloseStage() {
         AddBoxes(collector_.BoxesFor(p), b);
         send_(p, m);
       }
-      Open(Stage::kInputs, *sharers, input_deadline_);
+      Open(Stage::kInputs, sharers, input_deadline_);
       return absl::OkStatus();
     }
     case Stage::kInputs: {
       if (!plan_.masked) return Finish();
-      auto request = collector_.CloseInputs();
-      if (!request.ok()) return request.status();
+      SHEFL_ASSIGN_OR_RETURN(auto request, collector_.CloseInputs());
       v1::FeedMessage m;
       v1::SecureUnmask* u = m.mutable_secure_unmask();
       u->set_round(plan_.encoding.round);
       u->set_model_id(plan_.encoding.model);
-      ToProto(*request, u);
-      for (uint32_t p : request->survivors) send_(p, m);
-      Open(Stage::kUnmask, request->survivors, now + stage_timeout_);
+      ToProto(request, u);
+      for (uint32_t p : request.survivors) send_(p, m);
+      Open(Stage::kUnmask, request.survivors, now + stage_timeout_);
       return absl::OkStatus();
     }
     case Stage::kUnmask:
@@ -210,9 +205,7 @@ absl::Status SecureSession::CloseStage() {
 absl::Status SecureSession::Finish() {
   SecureSum sum;
   if (plan_.masked) {
-    auto s = collector_.Finish();
-    if (!s.ok()) return s.status();
-    sum = *std::move(s);
+    SHEFL_ASSIGN_OR_RETURN(sum, collector_.Finish());
   } else {
     if (clear_.empty())
       return absl::FailedPreconditionError(absl::StrCat(
@@ -224,19 +217,46 @@ absl::Status SecureSession::Finish() {
       sum.survivors.push_back(party);
     }
   }
+  outcome_.parties = sum.survivors;
+  outcome_.survivors = static_cast<uint32_t>(sum.survivors.size());
+  outcome_.dropped = static_cast<uint32_t>(sum.dropped.size());
+  if (!Honest(sum)) {
+    stage_ = Stage::kDone;
+    return absl::OkStatus();
+  }
   const double mass = Mass(sum.survivors);
-  auto values = SecureUpdate(sum.sum, mass, plan_.encoding);
-  if (!values.ok()) return values.status();
-  SparseDelta d{plan_.dim, plan_.encoding.support, *std::move(values)};
+  SHEFL_ASSIGN_OR_RETURN(auto values,
+                         SecureUpdate(sum.sum, mass, plan_.encoding));
+  SparseDelta d{plan_.dim, plan_.encoding.support, std::move(values)};
   for (float& v : d.values) v = static_cast<float>(v * plan_.scale);
   outcome_.update = std::move(d);
   for (uint32_t p : sum.survivors)
     for (const auto& [client, w] : Party(p)->weights)
       outcome_.clients.push_back(client);
-  outcome_.survivors = static_cast<uint32_t>(sum.survivors.size());
-  outcome_.dropped = static_cast<uint32_t>(sum.dropped.size());
   stage_ = Stage::kDone;
   return absl::OkStatus();
+}
+
+// The bound is the coordinator's own: the planned public weights of every
+// survivor's clients (a party declares at most those).
+bool SecureSession::Honest(const SecureSum& sum) {
+  uint64_t bound = 0;
+  for (uint32_t p : sum.survivors)
+    for (const auto& [client, w] : Party(p)->weights)
+      bound += ClientWordBound(w, plan_.encoding.clip,
+                               plan_.encoding.scale_bits);
+  const std::optional<size_t> j = FirstDishonestWord(sum.sum, bound);
+  if (!j) return true;
+  outcome_.corrupt = true;
+  outcome_.why = absl::StrCat(
+      "word ", *j, " (coordinate ", plan_.encoding.support[*j], ") is ",
+      static_cast<int32_t>(sum.sum[*j]), ", beyond the honest range +-",
+      bound, " of ", sum.survivors.size(), " parties");
+  LogLine("coordinator",
+          absl::StrCat("round ", plan_.encoding.round, " model ",
+                       plan_.encoding.model, ": secure sum corrupt: ",
+                       outcome_.why));
+  return false;
 }
 
 // Where every survivor declared its whole planned weight, the mass is its

@@ -76,7 +76,11 @@ class SecureSession {
     std::optional<SparseDelta> update;  // on the support, scale included
     std::vector<int64_t> clients;       // whose values the update holds
     uint32_t survivors = 0, dropped = 0;
-    std::string why;                    // abandoned: the reason
+    // The unmasked sum left the honest range (common/secure/
+    // honest_range.h): no update; `parties` sat in a corrupt session.
+    bool corrupt = false;
+    std::vector<uint32_t> parties;      // the survivors, ascending
+    std::string why;                    // abandoned or corrupt: the reason
   };
   // Once done.
   Outcome outcome() const;
@@ -94,6 +98,9 @@ class SecureSession {
   absl::Status Finish() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   double Mass(const std::vector<uint32_t>& survivors) const
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Whether `sum` could come from the survivors' encodings; else marks
+  // the outcome corrupt, with the first word beyond the range.
+  bool Honest(const SecureSum& sum) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void Open(Stage s, std::vector<uint32_t> waiting, Clock::time_point until)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   const SecurePartyPlan* Party(uint32_t id) const;

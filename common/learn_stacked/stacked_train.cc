@@ -1,7 +1,7 @@
 // The training loop of LocalTrain (common/learn/train.cc) on the stacked
 // members: the same batches, optimiser, schedule and loss definitions, one
 // step for all members.
-#include "common/learn/stacked_train.h"
+#include "common/learn_stacked/stacked_train.h"
 
 #include <ATen/Functions.h>
 #include <c10/core/GradMode.h>
@@ -16,9 +16,9 @@
 #include "common/core/status_macros.h"
 #include "common/learn/lean_sgd.h"
 #include "common/learn/precision.h"
-#include "common/learn/stacked_members.h"
 #include "common/learn/torch_call.h"
 #include "common/learn/train_internal.h"
+#include "common/learn_stacked/stacked_members.h"
 
 namespace shefl {
 namespace {
@@ -93,7 +93,7 @@ absl::StatusOr<std::vector<TrainStats>> StackedLoop(
         losses = MemberLosses(net.Forward(x), y).to(at::kFloat);
       }
       at::Tensor total = losses.sum();
-      if (!refs.empty()) total = total + train_internal::StackedProxLoss(params, refs, cfg.prox_mu);
+      if (!refs.empty()) total = total + StackedProxLoss(params, refs, cfg.prox_mu);
       total.backward();
       opt->step();
       const int64_t bs = r.second - r.first;
@@ -132,8 +132,6 @@ absl::StatusOr<std::vector<TrainStats>> StackedLoop(
 
 }  // namespace
 
-namespace train_internal {
-
 at::Tensor StackedProxLoss(const std::vector<at::Tensor>& params,
                            const std::vector<at::Tensor>& refs, double mu) {
   at::Tensor sum = (params[0] - refs[0]).pow(2).sum();
@@ -142,8 +140,6 @@ at::Tensor StackedProxLoss(const std::vector<at::Tensor>& params,
   }
   return sum * (mu / 2);
 }
-
-}  // namespace train_internal
 
 absl::StatusOr<std::vector<TrainStats>> LocalTrainStacked(
     const std::vector<std::shared_ptr<Net>>& models, const Dataset& data,

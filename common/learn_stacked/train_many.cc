@@ -1,24 +1,25 @@
-// LocalTrainMany: an HPC's members on the stacked path where it applies
-// (stacked_train.h), else one LocalTrain after another.
+// LocalTrainMany (stacked_train.h): an HPC's members on the stacked path
+// where it applies, else one LocalTrain after another.
 #include "absl/strings/str_cat.h"
-#include "common/learn/stacked_members.h"
-#include "common/learn/stacked_train.h"
 #include "common/learn/train.h"
+#include "common/learn_stacked/stacked_members.h"
+#include "common/learn_stacked/stacked_train.h"
 
 namespace shefl {
 
 absl::StatusOr<std::vector<TrainStats>> LocalTrainMany(
     const std::vector<std::shared_ptr<Net>>& models, const Dataset& data,
     const std::vector<int64_t>& indices, const TrainConfig& cfg,
-    const LocalTrainParams& p, const std::vector<at::Tensor>& prox_references) {
+    const LocalTrainParams& p, StackedPath stacked,
+    const std::vector<at::Tensor>& prox_references) {
   if (!prox_references.empty() && prox_references.size() != models.size()) {
     return absl::InvalidArgumentError(
         absl::StrCat("LocalTrainMany: ", prox_references.size(),
                      " prox references for ", models.size(), " models"));
   }
   const bool stack =
-      p.stacked == StackedPath::kOn ||
-      (p.stacked == StackedPath::kAuto && p.device.is_cuda() &&
+      stacked == StackedPath::kOn ||
+      (stacked == StackedPath::kAuto && p.device.is_cuda() &&
        models.size() > 1 && StackedMembers::Supports(*models[0]).ok());
   if (stack) {
     return LocalTrainStacked(models, data, indices, cfg, p, prox_references);

@@ -15,8 +15,8 @@
 // weights for cnn and mlp. Models with BatchNorm are not stacked here: a
 // padded sample would enter the batch statistics (CohortSupports says so).
 // Stateless; thread-safe for distinct tasks.
-#ifndef SHEFL_COMMON_LEARN_COHORT_TRAIN_H_
-#define SHEFL_COMMON_LEARN_COHORT_TRAIN_H_
+#ifndef SHEFL_COMMON_LEARN_STACKED_COHORT_TRAIN_H_
+#define SHEFL_COMMON_LEARN_STACKED_COHORT_TRAIN_H_
 
 #include <c10/core/Device.h>
 
@@ -53,7 +53,7 @@ struct CohortTask {
   std::shared_ptr<Net> net;
   std::vector<int64_t> indices;  // the client's shard in the data set
   // lr, epochs or steps, seed tags, prox_reference (LocalTrain's meaning);
-  // device and stacked are ignored.
+  // device is ignored.
   LocalTrainParams params;
 };
 
@@ -81,4 +81,4 @@ std::vector<absl::StatusOr<TrainStats>> CohortTrain(
 
 }  // namespace shefl
 
-#endif  // SHEFL_COMMON_LEARN_COHORT_TRAIN_H_
+#endif  // SHEFL_COMMON_LEARN_STACKED_COHORT_TRAIN_H_

@@ -1,4 +1,4 @@
-#include "common/learn/stacked_members.h"
+#include "common/learn_stacked/stacked_members.h"
 
 #include <ATen/Context.h>
 #include <ATen/Functions.h>
@@ -20,7 +20,6 @@
 #include "common/core/rng.h"
 #include "common/core/status_macros.h"
 #include "common/learn/layout.h"
-#include "common/learn/model_builders.h"
 #include "common/learn/torch_call.h"
 
 namespace shefl {

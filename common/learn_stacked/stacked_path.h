@@ -1,8 +1,9 @@
 // Whether members are stacked into one computation (StackedMembers,
-// common/learn/stacked_members.h): by LocalTrainMany (common/learn/train.h)
-// and by the ensemble's evaluation (common/learn/eval_batches.h).
-#ifndef SHEFL_COMMON_LEARN_STACKED_PATH_H_
-#define SHEFL_COMMON_LEARN_STACKED_PATH_H_
+// common/learn_stacked/stacked_members.h): by LocalTrainMany
+// (common/learn_stacked/stacked_train.h) and by the ensemble's evaluation
+// (StackedEval, common/learn_stacked/stacked_eval.h).
+#ifndef SHEFL_COMMON_LEARN_STACKED_STACKED_PATH_H_
+#define SHEFL_COMMON_LEARN_STACKED_STACKED_PATH_H_
 
 namespace shefl {
 
@@ -14,4 +15,4 @@ enum class StackedPath { kAuto, kOn, kOff };
 
 }  // namespace shefl
 
-#endif  // SHEFL_COMMON_LEARN_STACKED_PATH_H_
+#endif  // SHEFL_COMMON_LEARN_STACKED_STACKED_PATH_H_

@@ -1,6 +1,6 @@
-// The stacked loop of CohortTrain (common/learn/cohort_train.h): every
-// lane still training takes one step at once; lanes that have taken all
-// their steps leave the stack, written back into their own networks.
+// The stacked loop of CohortTrain (common/learn_stacked/cohort_train.h):
+// every lane still training takes one step at once; lanes that have taken
+// all their steps leave the stack, written back into their own networks.
 #include <ATen/Functions.h>
 #include <ATen/core/Reduction.h>
 #include <c10/core/GradMode.h>
@@ -12,11 +12,12 @@
 #include "absl/strings/str_cat.h"
 #include "common/core/log.h"
 #include "common/core/status_macros.h"
-#include "common/learn/cohort_lanes.h"
 #include "common/learn/precision.h"
-#include "common/learn/stacked_members.h"
-#include "common/learn/step_graph.h"
 #include "common/learn/torch_call.h"
+#include "common/learn_stacked/cohort_lanes.h"
+#include "common/learn_stacked/stacked_members.h"
+#include "common/learn_stacked/stacked_train.h"
+#include "common/learn_stacked/step_graph.h"
 
 namespace shefl {
 namespace cohort_internal {
@@ -236,7 +237,7 @@ at::Tensor Stack::StepOn(const at::Tensor& meta, const StepBatch& b) {
   }
   at::Tensor total = losses.sum();
   if (!refs_.empty())
-    total = total + train_internal::StackedProxLoss(params_, refs_, cfg_.prox_mu);
+    total = total + StackedProxLoss(params_, refs_, cfg_.prox_mu);
   total.backward();
   OptimiserStep(b);
   Book(losses.detach(), meta.narrow(0, b.t * b.full, b.t), b);

@@ -1,9 +1,9 @@
-// The lanes of a cohort stack (common/learn/cohort_train.h): each task's
-// own walk through its shard, pass after pass in its own batch order, and
-// the books from which its TrainStats come. Internal to common/learn.
-// A plain value; not thread-safe.
-#ifndef SHEFL_COMMON_LEARN_COHORT_LANES_H_
-#define SHEFL_COMMON_LEARN_COHORT_LANES_H_
+// The lanes of a cohort stack (common/learn_stacked/cohort_train.h): each
+// task's own walk through its shard, pass after pass in its own batch order,
+// and the books from which its TrainStats come. Internal to this room. A plain
+// value; not thread-safe.
+#ifndef SHEFL_COMMON_LEARN_STACKED_COHORT_LANES_H_
+#define SHEFL_COMMON_LEARN_STACKED_COHORT_LANES_H_
 
 #include <ATen/core/Tensor.h>
 
@@ -12,9 +12,9 @@
 #include <random>
 #include <vector>
 
-#include "common/learn/cohort_train.h"
 #include "common/learn/train.h"
 #include "common/learn/train_internal.h"
+#include "common/learn_stacked/cohort_train.h"
 
 namespace shefl {
 namespace cohort_internal {
@@ -66,4 +66,4 @@ absl::Status RunStack(std::vector<Lane> lanes, const CohortShard& shard,
 }  // namespace cohort_internal
 }  // namespace shefl
 
-#endif  // SHEFL_COMMON_LEARN_COHORT_LANES_H_
+#endif  // SHEFL_COMMON_LEARN_STACKED_COHORT_LANES_H_

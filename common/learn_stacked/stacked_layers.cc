@@ -7,7 +7,7 @@
 #include <c10/util/Exception.h>
 
 #include "common/learn/layout.h"
-#include "common/learn/stacked_members.h"
+#include "common/learn_stacked/stacked_members.h"
 
 namespace shefl {
 

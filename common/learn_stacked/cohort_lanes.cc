@@ -1,4 +1,4 @@
-#include "common/learn/cohort_lanes.h"
+#include "common/learn_stacked/cohort_lanes.h"
 
 #include <algorithm>
 #include <cmath>

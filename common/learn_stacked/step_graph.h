@@ -5,8 +5,8 @@
 // tensors: the caller refreshes the step's inputs in place (static
 // buffers) and must not replace any tensor the step reads or writes.
 // Not thread-safe.
-#ifndef SHEFL_COMMON_LEARN_STEP_GRAPH_H_
-#define SHEFL_COMMON_LEARN_STEP_GRAPH_H_
+#ifndef SHEFL_COMMON_LEARN_STACKED_STEP_GRAPH_H_
+#define SHEFL_COMMON_LEARN_STACKED_STEP_GRAPH_H_
 
 #include <c10/core/Device.h>
 
@@ -37,4 +37,4 @@ std::unique_ptr<StepGraph> MakeStepGraph(c10::Device device);
 
 }  // namespace shefl
 
-#endif  // SHEFL_COMMON_LEARN_STEP_GRAPH_H_
+#endif  // SHEFL_COMMON_LEARN_STACKED_STEP_GRAPH_H_

@@ -1,7 +1,9 @@
-#include "common/learn/step_graph.h"
 #include "common/learn/torch_call.h"
+#include "common/learn_stacked/step_graph.h"
 
-#ifdef SHEFL_WITH_CUDA  // set on this file alone (common/learn/CMakeLists.txt)
+// SHEFL_WITH_CUDA: set on this file alone
+// (common/learn_stacked/CMakeLists.txt).
+#ifdef SHEFL_WITH_CUDA
 #include "cuda/step_graph_cuda.h"
 #endif
 

@@ -1,4 +1,4 @@
-#include "common/learn/cohort_train.h"
+#include "common/learn_stacked/cohort_train.h"
 
 #include <ATen/Functions.h>
 
@@ -9,9 +9,9 @@
 #include "absl/strings/str_cat.h"
 #include "common/core/log.h"
 #include "common/core/status_macros.h"
-#include "common/learn/cohort_lanes.h"
-#include "common/learn/stacked_members.h"
 #include "common/learn/train_internal.h"
+#include "common/learn_stacked/cohort_lanes.h"
+#include "common/learn_stacked/stacked_members.h"
 
 namespace shefl {
 

@@ -13,14 +13,15 @@
 //
 // Known architectures (common/learn/models.h): cnn, mlp, resnet18/34. They are
 // recognised by their parameter names, shapes and module types; each one's
-// stacked forward is written beside its plain forward (model_cnn.cc,
-// model_mlp.cc, model_resnet.cc) against the layer operations this class
-// implements (stacked_ops.h), and the model registry holds both
-// (stacked_members_test checks them against each member's own forward).
-// The training loop on the stacked path is stacked_train.h's.
+// stacked forward is written beside its plain forward in learn
+// (common/learn/model_cnn.cc, model_mlp.cc, model_resnet.cc) against the
+// layer operations this class implements (common/learn/stacked_ops.h), and
+// the model registry holds both (stacked_members_test checks them against
+// each member's own forward). The training loop on the stacked path is
+// stacked_train.h's, the evaluation's stack stacked_eval.h's.
 // Not thread-safe: one forward or step at a time.
-#ifndef SHEFL_COMMON_LEARN_STACKED_MEMBERS_H_
-#define SHEFL_COMMON_LEARN_STACKED_MEMBERS_H_
+#ifndef SHEFL_COMMON_LEARN_STACKED_STACKED_MEMBERS_H_
+#define SHEFL_COMMON_LEARN_STACKED_STACKED_MEMBERS_H_
 
 #include <ATen/core/Tensor.h>
 #include <c10/core/Device.h>
@@ -33,12 +34,13 @@
 
 #include "absl/status/statusor.h"
 #include "common/data/dataset.h"
+#include "common/learn/member_stack.h"
 #include "common/learn/models.h"
 #include "common/learn/stacked_ops.h"
 
 namespace shefl {
 
-class StackedMembers final : public StackedOps {
+class StackedMembers final : public StackedOps, public MemberStack {
  public:
   // OK where `model` is an architecture the stacked forward knows;
   // Unimplemented naming what it is not otherwise (e.g. `text`).
@@ -59,8 +61,9 @@ class StackedMembers final : public StackedOps {
 
   // Logits [M, B, classes]: every member applied to the same batch x (what
   // a member's forward takes: [B, C, H, W] images or [B, F] features).
-  // Throws c10::Error on a bad shape, as a Net's forward does.
-  at::Tensor Forward(const at::Tensor& x);
+  // Throws c10::Error on a bad shape, as a Net's forward does. The
+  // evaluation's stack (learn's MemberStack; stacked_eval.h).
+  at::Tensor Forward(const at::Tensor& x) override;
   // The same with member m applied to xs[m]; xs is [M, B, ...].
   at::Tensor ForwardEach(const at::Tensor& xs);
 
@@ -79,11 +82,11 @@ class StackedMembers final : public StackedOps {
   // keeping its storage, device and layout.
   absl::Status WriteBack();
 
-  // The cohort's shrinking stack (common/learn/cohort_train.h): keeps the
-  // members at positions `keep` (ascending, of the current stack) and
-  // writes every other one back into its own network first. The kept
-  // parameters become new leaves (gradients dropped). An empty `keep`
-  // writes all back and leaves an empty stack.
+  // The cohort's shrinking stack (common/learn_stacked/cohort_train.h): keeps
+  // the members at positions `keep` (ascending, of the current stack) and
+  // writes every other one back into its own network first. The kept parameters
+  // become new leaves (gradients dropped). An empty `keep` writes all back and
+  // leaves an empty stack.
   absl::Status Keep(const std::vector<int64_t>& keep);
   // A tensor stacked like the parameters (a momentum buffer, a stacked
   // reference: members in M equal chunks of dim 0) narrowed to `keep`.
@@ -149,4 +152,4 @@ class StackedMembers final : public StackedOps {
 
 }  // namespace shefl
 
-#endif  // SHEFL_COMMON_LEARN_STACKED_MEMBERS_H_
+#endif  // SHEFL_COMMON_LEARN_STACKED_STACKED_MEMBERS_H_

@@ -1,0 +1,27 @@
+#include "common/secure/honest_range.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+
+namespace shefl {
+
+uint64_t ClientWordBound(double weight, double clip, int scale_bits) {
+  // AddClientInput weights in double and stores a float (which may round
+  // up past weight * c); EncodeFixedPoint clips that to c and scales by a
+  // power of two (exact), then rounds up or down.
+  const double weighted = static_cast<float>(weight * clip);
+  return static_cast<uint64_t>(
+      std::ceil(std::ldexp(std::min(weighted, clip), scale_bits)));
+}
+
+std::optional<size_t> FirstDishonestWord(absl::Span<const uint32_t> sum,
+                                         uint64_t bound) {
+  for (size_t j = 0; j < sum.size(); ++j) {
+    const int64_t v = static_cast<int32_t>(sum[j]);
+    if (static_cast<uint64_t>(std::llabs(v)) > bound) return j;
+  }
+  return std::nullopt;
+}
+
+}  // namespace shefl
