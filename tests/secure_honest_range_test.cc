@@ -3,12 +3,11 @@
 // and residual (values far beyond the clip included), and the bound is
 // reached; a sum of honest inputs is never flagged; one random word added
 // to it almost always is, and a word one past the bound always is.
-#include "common/secure/honest_range.h"
-
 #include <cmath>
 #include <random>
 #include <vector>
 
+#include "common/secure/honest_range.h"
 #include "common/secure/secret.h"
 #include "common/secure/secure_input.h"
 
