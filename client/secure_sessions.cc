@@ -126,8 +126,12 @@ absl::Status SecureSessions::OnSetup(const CoordinatorLink& link,
     e.seed = p_.seed;
     e.round = key.first;
     e.model = s.model_id();
-    for (const v1::SecureWeight& w : s.weights())
+    for (const v1::SecureWeight& w : s.weights()) {
       session.weights[w.client_id()] = w.weight();
+      session.own_k[w.client_id()] = w.k();
+    }
+    for (const v1::SecureGrid& g : s.vote())
+      e.vote.push_back({g.offset(), g.rows(), g.cols()});
     auto early = std::move(session.early);
     for (auto& [client, delta] : early)
       AddLocked(key, session, client, std::move(delta));
@@ -271,7 +275,7 @@ void SecureSessions::AddDeltaLocked(const Key& key, Session& s, int64_t client,
       residual = ToVector(r);
   }
   if (auto st = AddClientInput(delta, weight, static_cast<uint32_t>(client),
-                               s.encoding, &residual, &s.q);
+                               s.encoding, &residual, &s.q, s.own_k[client]);
       !st.ok()) {
     Log(key, absl::StrCat("client ", client, ": ", st.message()));
     return;

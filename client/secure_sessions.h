@@ -94,6 +94,7 @@ class SecureSessions {
     SecureEncoding encoding;
     uint32_t party = 0;
     std::map<int64_t, double> weights;  // its clients in the session
+    std::map<int64_t, uint64_t> own_k;  // their own top-k, for the vote
     std::unique_ptr<SecureParty> secure;
     bool boxes = false;       // took the boxes addressed to it
     bool input_sent = false;

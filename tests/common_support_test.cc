@@ -2,12 +2,17 @@
 // size and order, the top part from the public accumulator, the drawn part
 // a function of (seed, round, model) alone and uniform over the rest; the
 // layout support's whole tensors (smallest first, within K/2), its top
-// part outside them and its drawn share shrinking to the floor.
+// part outside them and its drawn share shrinking to the floor; the vote:
+// each grid's share of the budget by its votes, within it the highest
+// row x column counts (ties by |A|, then the hash), never a coordinate W
+// or a zero count holds, and the layout support's V from it.
 #include "common/fed/common_support.h"
 
 #include <algorithm>
 #include <cmath>
 #include <set>
+
+#include "common/fed/vote_support.h"
 
 #include <catch2/catch.hpp>
 
@@ -146,6 +151,84 @@ TEST_CASE("layout: the top of |A| outside W, and a drawn share of max(floor, 1/t
         LayoutSupport(acc, kSmall, 0.1, {k, 0, 7, 20, 0}));
   CHECK(LayoutSupport(acc, kSmall, 0.1, {k, 0, 7, 20, 0}) !=
         LayoutSupport(acc, kSmall, 0.1, {k, 0, 7, 21, 0}));
+}
+
+// Two grids: 4 x 5 at 0 and 2 x 10 at 100 (d = 200).
+SupportVote TwoGrids() {
+  SupportVote v;
+  v.grids = {{0, 4, 5}, {100, 2, 10}};
+  v.counts = {3, 0, 1, 0,  2, 0, 1, 0, 1,        // grid 1: rows, columns
+              1, 1,  1, 0, 0, 0, 0, 0, 0, 0, 0, 1};  // grid 2
+  return v;
+}
+
+TEST_CASE("vote: grids share the budget by their votes, and cells score row x column") {
+  const SupportVote v = TwoGrids();
+  std::vector<float> acc(200, 0.0f);
+  std::vector<bool> taken(200, false);
+  // Votes 4 and 2: a budget of 3 splits 2 and 1.
+  auto got = VotedCoordinates(v, acc, taken, 3, {0, 0, 7, 2, 0});
+  std::sort(got.begin(), got.end());
+  // Grid 1's best: (0,0) scores 3*2 = 6, then (0,2) and (0,4) 3 each,
+  // ties broken by the hash; grid 2: (0,0), (0,9), (1,0), (1,9) all 1.
+  REQUIRE(got.size() == 3);
+  CHECK(got[0] == 0);
+  CHECK((got[1] == 2 || got[1] == 4));
+  CHECK(std::set<uint32_t>{100, 109, 110, 119}.count(got[2]));
+  // |A| breaks ties before the hash.
+  acc[4] = 0.5f;
+  acc[119] = -0.1f;
+  got = VotedCoordinates(v, acc, taken, 3, {0, 0, 7, 2, 0});
+  CHECK(std::set<uint32_t>(got.begin(), got.end()) == std::set<uint32_t>{0, 4, 119});
+  // Taken coordinates and zero scores are never chosen, however large the
+  // budget: grid 1 has 6 scored cells (rows 0, 2 x columns 0, 2, 4).
+  taken[0] = true;
+  got = VotedCoordinates(v, acc, taken, 1000, {0, 0, 7, 2, 0});
+  CHECK(got.size() == 5 + 4);
+  CHECK(std::count(got.begin(), got.end(), 0u) == 0);
+  // No votes, or counts that do not fit the grids: nothing.
+  SupportVote none = v;
+  std::fill(none.counts.begin(), none.counts.end(), 0u);
+  CHECK(VotedCoordinates(none, acc, taken, 10, {0, 0, 7, 2, 0}).empty());
+  none.counts.pop_back();
+  CHECK(VotedCoordinates(none, acc, taken, 10, {0, 0, 7, 2, 0}).empty());
+  // The hash depends on the round: among many ties, another round picks
+  // other coordinates.
+  SupportVote flat;
+  flat.grids = {{0, 20, 20}};
+  flat.counts.assign(40, 1);
+  const std::vector<float> zeros(400, 0.0f);
+  const std::vector<bool> free(400, false);
+  CHECK(VotedCoordinates(flat, zeros, free, 10, {0, 0, 7, 2, 0}) ==
+        VotedCoordinates(flat, zeros, free, 10, {0, 0, 7, 2, 0}));
+  CHECK(VotedCoordinates(flat, zeros, free, 10, {0, 0, 7, 2, 0}) !=
+        VotedCoordinates(flat, zeros, free, 10, {0, 0, 7, 3, 0}));
+}
+
+TEST_CASE("layout with a vote: W whole, then the voted cells, then |A|, then drawn") {
+  std::vector<float> acc(1000, 0.0f);
+  for (uint32_t i = 0; i < 100; ++i) acc[i] = static_cast<float>(1000 - i);
+  SupportVote v;
+  v.grids = {{200, 10, 40}};  // 400 entries at 200
+  v.counts.assign(50, 0);
+  v.counts[3] = 5;        // row 3
+  v.counts[10 + 7] = 4;   // column 7
+  v.counts[10 + 8] = 2;   // column 8
+  // K = 120, round 20: W 60 (the two 10s and 40 of the 80), 6 drawn,
+  // 54 for V: 2 voted cells, then 52 of the top of |A|.
+  const auto s = LayoutSupport(acc, kSmall, 0.1, {120, 0, 7, 20, 0}, &v);
+  REQUIRE(s.size() == 120);
+  CHECK(SortedDistinct(s));
+  const std::set<uint32_t> in(s.begin(), s.end());
+  CHECK(in.count(200 + 3 * 40 + 7));
+  CHECK(in.count(200 + 3 * 40 + 8));
+  for (uint32_t i = 0; i < 52; ++i) CHECK(in.count(i));
+  for (uint32_t i = 600; i < 610; ++i) CHECK(in.count(i));
+  // Without the vote the two cells are not chosen (|A| is 0 there).
+  const auto plain = LayoutSupport(acc, kSmall, 0.1, {120, 0, 7, 20, 0});
+  CHECK(plain != s);
+  const SupportVote empty;
+  CHECK(LayoutSupport(acc, kSmall, 0.1, {120, 0, 7, 20, 0}, &empty) == plain);
 }
 
 }  // namespace

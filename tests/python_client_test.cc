@@ -135,6 +135,17 @@ TEST_CASE("python: the secure party acts as the C++ one") {
                   "test_a_party_refuses_a_minority_t_and_to_mask_with_fewer_than_t_sharers"});
 }
 
+// The vote of secure aggregation in the Python party: the own top-k rule,
+// the counts' layout, and a mixed layout + vote run equal to a C++-only
+// one.
+TEST_CASE("python: the secure vote counts as the C++ party does") {
+  RunPythonTests("test_secure_vote",
+                 {"test_own_top_k_is_the_cpp_rule",
+                  "test_each_position_counts_in_its_row_and_column",
+                  "test_the_counts_ride_after_the_values",
+                  "test_a_mixed_vote_run_equals_a_cpp_only_run"});
+}
+
 // A Python client as a secure-aggregation party
 // (shefl_client.secure.secure_sessions):
 // mixed runs under common_support (the Python party hosting three clients,

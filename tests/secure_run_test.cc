@@ -149,6 +149,34 @@ TEST_CASE("secure: masked models equal clear_support ones whatever the packing, 
   CHECK(d_down == r_down);
 }
 
+TEST_CASE("secure: with a vote, masked equals clear_support, each input is "
+          "K + V words, and the vote moves the support") {
+  TempDir dir;
+  WriteFile(dir / "c.yaml", SecureConfig());
+  const std::vector<std::string> vote = {"secure.support=layout", "secure.vote=true",
+                                         "secure.min_parties=3"};
+  std::vector<std::string> clear_vote = vote;
+  clear_vote.push_back("aggregation.secure=clear_support");
+  const std::string masked = Run(dir, "masked", 6, Clients(6, vote));
+  const std::string clear = Run(dir, "clear", 3, Clients(6, clear_vote));
+  const std::string layout =
+      Run(dir, "layout", 6, Clients(6, {"secure.support=layout", "secure.min_parties=3"}));
+  INFO(Summary(masked).dump());
+  CHECK(Summary(masked)["model_sha256"] == Summary(clear)["model_sha256"]);
+  // Round 1 has no vote yet (the same support as the layout run); from
+  // round 2 the vote chooses V, and the models part.
+  CHECK(Summary(masked)["model_sha256"] != Summary(layout)["model_sha256"]);
+  for (const auto& line : ReadJsonl(masked + "/rounds.jsonl")) {
+    INFO(line.dump());
+    for (const char* m : {"0", "1"}) {
+      CHECK(line["secure"][m]["outcome"] == "finished");
+      // K = 4,441 and the vote: the mlp's 200 x 200 hidden weight, its
+      // only tensor above secure.whole_max, 200 rows + 200 columns.
+      CHECK(line["secure"][m]["words"] == 4441 + 400);
+    }
+  }
+}
+
 // Starts a coordinator and `n` daemons of one client each (daemon i hosts
 // client i; the last one also gets `last_daemon_flags`).
 struct Federation {

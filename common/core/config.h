@@ -200,6 +200,10 @@ struct SecureConfig {
   std::string support = "accumulator";
   int64_t whole_max = 6000;
   double layout_explore = 0.1;
+  // layout: each party appends the counts of its clients' own top-k
+  // positions per row and column of the larger tensors; V_{t+1} follows
+  // them (common/fed/vote_support.h).
+  bool vote = false;
   double accumulator_decay = 0.9;  // A <- decay A + published update
   int64_t threshold = 0;     // t of n parties; 0: floor(2n/3) + 1
   int64_t scale_bits = 24;   // f: values travel as round(x 2^f)

@@ -255,6 +255,10 @@ std::vector<Field> Fields(ExperimentConfig& c) {
       {"secure.layout_explore", "layout: the least share of the support "
        "outside the whole tensors drawn from the round seed (1/t in round t "
        "while larger).", &c.secure.layout_explore, 0, 1},
+      {"secure.vote", "layout: parties add, under the same masks, how many "
+       "of their clients' own top-k positions fall in each row and column "
+       "of the larger tensors; the next support follows those sums.",
+       &c.secure.vote},
       {"secure.explore_fraction", "Share of the support drawn from the "
        "round seed; the rest is the top of the accumulator.",
        &c.secure.explore_fraction, 0, 1},

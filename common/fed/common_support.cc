@@ -5,6 +5,7 @@
 #include <numeric>
 
 #include "common/core/rng.h"
+#include "common/fed/vote_support.h"
 
 namespace shefl {
 namespace {
@@ -87,7 +88,8 @@ std::vector<uint32_t> CommonSupport(const std::vector<float>& accumulator,
 std::vector<uint32_t> LayoutSupport(const std::vector<float>& accumulator,
                                     std::vector<TensorSpan> small,
                                     double explore_floor,
-                                    const SupportChoice& choice) {
+                                    const SupportChoice& choice,
+                                    const SupportVote* vote) {
   const uint64_t d = accumulator.size();
   const uint64_t k = std::min<uint64_t>(choice.k, d);
   std::vector<uint32_t> support = WholeTensors(std::move(small), k / 2, choice.round);
@@ -99,7 +101,17 @@ std::vector<uint32_t> LayoutSupport(const std::vector<float>& accumulator,
       std::max(explore_floor, 1.0 / static_cast<double>(std::max<int64_t>(choice.round, 1))),
       0.0, 1.0);
   const uint64_t drawn = static_cast<uint64_t>(std::llround(share * static_cast<double>(rest)));
-  for (uint32_t i : TopByMagnitude(outside, rest - drawn)) support.push_back(i);
+  uint64_t voted = 0;
+  if (vote && !vote->empty()) {
+    std::vector<bool> taken(d, false);
+    for (uint32_t i : support) taken[i] = true;
+    for (uint32_t i : VotedCoordinates(*vote, accumulator, taken, rest - drawn, choice)) {
+      support.push_back(i);
+      outside[i] = 0;  // |A| ranks what the vote left
+      ++voted;
+    }
+  }
+  for (uint32_t i : TopByMagnitude(outside, rest - drawn - voted)) support.push_back(i);
   std::mt19937_64 rng = MakeRng(choice.seed, SeedPurpose::kSecureSupport,
                                 {static_cast<uint64_t>(choice.round), choice.model});
   DrawRest(d, k - support.size(), rng, &support);

@@ -18,7 +18,9 @@
 //         moves on each round, so it is covered in turns.
 //         R_t: a share max(secure.layout_explore, 1/t) of the rest drawn
 //         from the round seed (all of it in round 1, half in round 2, ...,
-//         the floor from then on). V_t: the rest, the top of |A| outside W.
+//         the floor from then on). V_t: the rest, the top of |A| outside W;
+//         with a vote (secure.vote; common/fed/vote_support.h), the
+//         voted coordinates first, then |A| for what the vote leaves.
 //
 // Both parts are public: the coordinator computes C_t and sends it (index
 // codec) to the parties; an auditor with the published updates can
@@ -50,13 +52,17 @@ struct TensorSpan {
   uint64_t offset = 0, numel = 0;
 };
 
+struct SupportVote;  // common/fed/vote_support.h
+
 // The layout support: `small` the trainable tensors of at most
 // secure.whole_max entries; `explore_floor` the least share of the rest
-// drawn at random. min(K, d) distinct coordinates, ascending.
+// drawn at random; `vote` the last round's vote, or null. min(K, d)
+// distinct coordinates, ascending.
 std::vector<uint32_t> LayoutSupport(const std::vector<float>& accumulator,
                                     std::vector<TensorSpan> small,
                                     double explore_floor,
-                                    const SupportChoice& choice);
+                                    const SupportChoice& choice,
+                                    const SupportVote* vote = nullptr);
 
 // The public accumulator after a published global update u of a model:
 // A <- decay * A + u, entry by entry. Signed, so a coordinate that moves

@@ -192,6 +192,11 @@ void CheckSecure(ConfigResolution& r) {
              "a secure round waits for its parties, not for the first C "
              "clients; set it to 0",
              {"aggregation.secure"});
+  if (c.secure.vote && c.secure.support != "layout")
+    r.Refuse("secure.vote",
+             "the vote chooses the layout support's V; set secure.support "
+             "to layout",
+             {"secure.support"});
   if (c.secure.threshold > 0 && c.secure.threshold < 2)
     r.Refuse("secure.threshold", "t = 1 would let one party unmask alone",
              {"aggregation.secure"});

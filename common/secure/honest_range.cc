@@ -24,4 +24,11 @@ std::optional<size_t> FirstDishonestWord(absl::Span<const uint32_t> sum,
   return std::nullopt;
 }
 
+std::optional<size_t> FirstDishonestCount(absl::Span<const uint32_t> counts,
+                                          uint64_t bound) {
+  for (size_t j = 0; j < counts.size(); ++j)
+    if (counts[j] > bound) return j;
+  return std::nullopt;
+}
+
 }  // namespace shefl

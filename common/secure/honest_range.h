@@ -27,6 +27,13 @@ uint64_t ClientWordBound(double weight, double clip, int scale_bits);
 std::optional<size_t> FirstDishonestWord(absl::Span<const uint32_t> sum,
                                          uint64_t bound);
 
+// The vote's words (common/secure/vote_counts.h) are counts: each client
+// adds at most its own k to any one of them, so an honest word, read
+// unsigned, is at most the survivors' clients' k summed. The first word
+// of `counts` beyond `bound`; nullopt when all could be honest.
+std::optional<size_t> FirstDishonestCount(absl::Span<const uint32_t> counts,
+                                          uint64_t bound);
+
 }  // namespace shefl
 
 #endif  // SHEFL_COMMON_SECURE_HONEST_RANGE_H_

@@ -5,13 +5,16 @@
 #include "absl/strings/str_cat.h"
 #include "common/core/rng.h"
 #include "common/secure/fixed_point.h"
+#include "common/secure/vote_counts.h"
 
 namespace shefl {
 
 absl::Status AddClientInput(absl::Span<const float> delta, double weight,
                             uint32_t client, const SecureEncoding& encoding,
-                            std::vector<float>* residual, SecretWords* q) {
+                            std::vector<float>* residual, SecretWords* q,
+                            uint64_t own_k) {
   const size_t d = delta.size(), k = encoding.support.size();
+  const size_t words = encoding.words();
   if (!(weight > 0 && weight <= 1))
     return absl::InvalidArgumentError(absl::StrCat(
         "secure aggregation: client ", client, "'s weight ", weight,
@@ -20,16 +23,25 @@ absl::Status AddClientInput(absl::Span<const float> delta, double weight,
     return absl::InvalidArgumentError(absl::StrCat(
         "secure aggregation: client ", client, "'s residual has ",
         residual->size(), " entries, its update ", d));
-  if (!q->empty() && q->size() != k)
+  if (!q->empty() && q->size() != words)
     return absl::InvalidArgumentError("secure aggregation: inputs of two sizes");
   if (k > 0 && encoding.support.back() >= d)
     return absl::InvalidArgumentError(absl::StrCat(
         "secure aggregation: support coordinate ", encoding.support.back(),
         " beyond the model's ", d));
+  for (const TensorGrid& g : encoding.vote)
+    if (g.cols == 0 || g.offset + g.numel() > d)
+      return absl::InvalidArgumentError(absl::StrCat(
+          "secure aggregation: a vote grid of ", g.rows, " x ", g.cols,
+          " at ", g.offset, " beyond the model's ", d));
   // x = delta + residual: what the client owes the model.
   std::vector<float> x(delta.begin(), delta.end());
   if (!residual->empty())
     for (size_t i = 0; i < d; ++i) x[i] += (*residual)[i];
+  // The vote counts where the update itself is large, before what is
+  // sent leaves x.
+  std::vector<uint64_t> own;
+  if (!encoding.vote.empty()) own = OwnTopK(x, own_k);
   SecretVector<float> weighted(k);
   for (size_t j = 0; j < k; ++j) {
     const double v = x[encoding.support[j]];
@@ -48,9 +60,11 @@ absl::Status AddClientInput(absl::Span<const float> delta, double weight,
                                    -encoding.scale_bits) / weight;
     x[encoding.support[j]] = static_cast<float>(x[encoding.support[j]] - sent);
   }
+  if (q->empty()) *q = SecretWords(words);
   *residual = std::move(x);
-  if (q->empty()) *q = SecretWords(k);
   for (size_t j = 0; j < k; ++j) (*q)[j] += enc->q[j];
+  AddVoteCounts(own, encoding.vote, k, q);
+  WipeBytes(own.data(), own.size() * sizeof(uint64_t));
   // The client's words are as secret as q (no return comes between).
   WipeBytes(enc->q.data(), enc->q.size() * sizeof(uint32_t));
   return absl::OkStatus();
@@ -59,14 +73,15 @@ absl::Status AddClientInput(absl::Span<const float> delta, double weight,
 absl::StatusOr<std::vector<float>> SecureUpdate(absl::Span<const uint32_t> sum,
                                                 double weight_mass,
                                                 const SecureEncoding& encoding) {
-  if (sum.size() != encoding.support.size())
+  if (sum.size() != encoding.words())
     return absl::InvalidArgumentError(absl::StrCat(
         "secure aggregation: a sum of ", sum.size(), " words for a support of ",
-        encoding.support.size()));
+        encoding.support.size(), " and a vote of ",
+        encoding.words() - encoding.support.size()));
   if (!(weight_mass > 0) || !std::isfinite(weight_mass))
     return absl::InvalidArgumentError("secure aggregation: no weight survived");
-  std::vector<float> out(sum.size());
-  for (size_t j = 0; j < sum.size(); ++j)
+  std::vector<float> out(encoding.support.size());
+  for (size_t j = 0; j < out.size(); ++j)
     out[j] = static_cast<float>(
         std::ldexp(static_cast<double>(static_cast<int32_t>(sum[j])),
                    -encoding.scale_bits) / weight_mass);

@@ -22,6 +22,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
+#include "common/core/tensor_grid.h"
 #include "common/secure/secret.h"
 
 namespace shefl {
@@ -34,6 +35,11 @@ struct SecureEncoding {
   uint64_t seed = 0;              // the run's seed
   int64_t round = 0;
   uint32_t model = 0;
+  // The vote's grids (common/secure/vote_counts.h); empty: no vote. Its
+  // counts follow the K value words: the input is K + V words.
+  std::vector<TensorGrid> vote;
+  // K + V: the words of every party's input.
+  uint64_t words() const { return support.size() + MarginalWords(vote); }
 };
 
 // Adds client `client`'s contribution to the party's input `q` (K words,
@@ -43,13 +49,17 @@ struct SecureEncoding {
 // x = delta + residual. `residual` (d floats, the client's error-feedback
 // memory; empty means zeros) becomes x minus what was sent, so nothing
 // leaves the client's books. `weight` is the public weight the
-// coordinator gave the client's task, in (0, 1].
+// coordinator gave the client's task, in (0, 1]. With a vote, the
+// client's own top `own_k` positions of x are counted into the words after
+// the K values.
 absl::Status AddClientInput(absl::Span<const float> delta, double weight,
                             uint32_t client, const SecureEncoding& encoding,
-                            std::vector<float>* residual, SecretWords* q);
+                            std::vector<float>* residual, SecretWords* q,
+                            uint64_t own_k = 0);
 
 // The model's update on C_t from the unmasked sum of the survivors' inputs
-// and their weight mass (values in support order).
+// (K + V words: the vote's are not read here) and their weight mass
+// (values in support order).
 absl::StatusOr<std::vector<float>> SecureUpdate(absl::Span<const uint32_t> sum,
                                                 double weight_mass,
                                                 const SecureEncoding& encoding);

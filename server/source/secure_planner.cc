@@ -13,12 +13,15 @@
 namespace shefl {
 
 SecurePlanner::SecurePlanner(const ExperimentConfig& config, uint64_t dim,
-                             std::string run_id, std::vector<TensorSpan> small)
+                             std::string run_id, std::vector<TensorSpan> small,
+                             std::vector<TensorGrid> grids)
     : config_(config),
       dim_(dim),
       run_id_(std::move(run_id)),
       small_(std::move(small)),
-      accumulators_(config.model.num_models, std::vector<float>(dim, 0.0f)) {}
+      grids_(config.secure.vote ? std::move(grids) : std::vector<TensorGrid>{}),
+      accumulators_(config.model.num_models, std::vector<float>(dim, 0.0f)),
+      votes_(config.model.num_models) {}
 
 CoordinatorState::SecureSessions SecurePlanner::Plan(
     const RoundPlan& plan, int64_t round, const CoordinatorState& state,
@@ -62,10 +65,12 @@ std::optional<SecureModelPlan> SecurePlanner::PlanModel(
   SecureEncoding& e = p.encoding;
   const SupportChoice choice{k, config_.secure.explore_fraction, config_.seed,
                              round, static_cast<uint32_t>(model)};
+  const SupportVote vote{grids_, votes_[model]};
   e.support = config_.secure.support == "layout"
                   ? LayoutSupport(accumulators_[model], small_,
-                                  config_.secure.layout_explore, choice)
+                                  config_.secure.layout_explore, choice, &vote)
                   : CommonSupport(accumulators_[model], choice);
+  e.vote = grids_;
   e.clip = config_.secure.clip;
   e.scale_bits = static_cast<int>(config_.secure.scale_bits);
   e.seed = config_.seed;
@@ -90,9 +95,22 @@ std::optional<SecureModelPlan> SecurePlanner::PlanModel(
   sp.model_hash = *model_hash;
   p.settings.threshold = static_cast<uint32_t>(config_.secure.threshold);
   p.settings.min_parties = static_cast<uint32_t>(config_.secure.min_parties);
-  p.settings.words = e.support.size();
+  p.settings.words = e.words();
   return p;
 }
+
+namespace {
+
+// The k client `client`'s task has for `model`: its own top-k.
+uint64_t OwnK(const RoundPlan& plan, int64_t client, int64_t model) {
+  for (const ClientTask& t : plan.tasks)
+    if (t.client_id == client)
+      for (size_t i = 0; i < t.models.size(); ++i)
+        if (t.models[i] == model) return t.k[i];
+  return 0;
+}
+
+}  // namespace
 
 // The rule's coefficients for the planned tasks (eta left to the round's
 // step), each over the largest: public weights in (0, 1]. A task whose
@@ -129,6 +147,7 @@ void SecurePlanner::Weigh(const RoundPlan& plan, int64_t model,
     SecurePartyPlan& party = by_daemon[owner->session_id];
     if (party.weights.empty()) party.id = static_cast<uint32_t>(client);
     party.weights[client] = c / largest;
+    if (!grids_.empty()) party.own_k[client] = OwnK(plan, client, model);
   }
   for (auto& [daemon, party] : by_daemon) out->parties.push_back(party);
   std::sort(out->parties.begin(), out->parties.end(),
@@ -148,6 +167,24 @@ absl::Status SecurePlanner::SetAccumulators(std::vector<std::vector<float>> a) {
           "secure support: an accumulator of ", v.size(),
           " entries saved for a model of ", dim_));
   accumulators_ = std::move(a);
+  return absl::OkStatus();
+}
+
+void SecurePlanner::Voted(int64_t model, std::vector<uint32_t> counts) {
+  if (counts.size() == MarginalWords(grids_)) votes_[model] = std::move(counts);
+}
+
+absl::Status SecurePlanner::SetVotes(std::vector<std::vector<uint32_t>> votes) {
+  if (votes.size() != votes_.size())
+    return absl::InvalidArgumentError(absl::StrCat(
+        "secure support: ", votes.size(), " votes saved for ", votes_.size(),
+        " models"));
+  for (const auto& v : votes)
+    if (!v.empty() && v.size() != MarginalWords(grids_))
+      return absl::InvalidArgumentError(absl::StrCat(
+          "secure support: a vote of ", v.size(), " counts saved for grids of ",
+          MarginalWords(grids_)));
+  votes_ = std::move(votes);
   return absl::OkStatus();
 }
 

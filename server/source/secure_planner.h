@@ -19,6 +19,7 @@
 #include "common/core/config.h"
 #include "common/fed/common_support.h"
 #include "common/fed/schedule.h"
+#include "common/fed/vote_support.h"
 #include "server/shared/coordinator_state.h"
 #include "server/state/secure_session.h"
 
@@ -27,9 +28,11 @@ namespace shefl {
 class SecurePlanner {
  public:
   // `small`: the model's trainable tensors of at most secure.whole_max
-  // entries (the layout support's W).
+  // entries (the layout support's W); `grids`: the larger ones, which
+  // the vote (secure.vote) counts in.
   SecurePlanner(const ExperimentConfig& config, uint64_t dim,
-                std::string run_id, std::vector<TensorSpan> small = {});
+                std::string run_id, std::vector<TensorSpan> small = {},
+                std::vector<TensorGrid> grids = {});
 
   // The round's sessions by model, not started. A model trained by fewer
   // daemons than secure.min_parties gets none (logged): nothing of it is
@@ -50,6 +53,12 @@ class SecurePlanner {
   void Published(int64_t model, const std::vector<float>& before,
                  const std::vector<float>& after);
 
+  // A finished session's vote counts for `model`: its next support's V.
+  void Voted(int64_t model, std::vector<uint32_t> counts);
+  // Each model's last vote (empty: none yet), for the checkpoint; and back.
+  const std::vector<std::vector<uint32_t>>& votes() const { return votes_; }
+  absl::Status SetVotes(std::vector<std::vector<uint32_t>> votes);
+
  private:
   // The model's plan, or nullopt (logged) when it has too few parties.
   std::optional<SecureModelPlan> PlanModel(const RoundPlan& plan,
@@ -63,7 +72,9 @@ class SecurePlanner {
   const uint64_t dim_;
   const std::string run_id_;
   const std::vector<TensorSpan> small_;
+  const std::vector<TensorGrid> grids_;  // empty without a vote
   std::vector<std::vector<float>> accumulators_;  // one per model
+  std::vector<std::vector<uint32_t>> votes_;      // one per model
 };
 
 }  // namespace shefl

@@ -151,6 +151,7 @@ nlohmann::json SecureSums::HandInModel(RoundState& rs, int64_t m) {
   } else {
     outcome("finished");
     RecordParties(rs.round(), o);
+    planner_->Voted(m, std::move(o.votes));
     entry["survivors"] = o.survivors;
     entry["dropped"] = o.dropped;
     entry["clients"] = o.clients.size();

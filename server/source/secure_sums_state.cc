@@ -3,7 +3,8 @@
 // the accumulators; who sits out, on the blame book). One file per round:
 //   "SHEFLSS1", round (int64), models (int64), d (int64), the
 //   accumulators (models x d floats, native order), then the JSON of the
-//   blame book and the benched clients.
+//   blame book, the benched clients and each model's last vote (a file
+//   without votes restores none).
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
@@ -30,7 +31,8 @@ std::string SecureSums::SaveState(int64_t round) const {
   for (const std::vector<float>& a : acc)
     out.append(reinterpret_cast<const char*>(a.data()), a.size() * sizeof(float));
   nlohmann::json rest = {{"blame", blame_.State()},
-                         {"benched_clients", benched_clients_}};
+                         {"benched_clients", benched_clients_},
+                         {"votes", planner_->votes()}};
   out += rest.dump();
   return out;
 }
@@ -63,6 +65,9 @@ absl::Status SecureSums::LoadState(const std::string& bytes, int64_t round) {
     return absl::DataLossError("the secure source's state: bad blame record");
   try {
     benched_clients_ = rest["benched_clients"].get<std::map<int64_t, std::string>>();
+    if (rest.contains("votes"))
+      SHEFL_RETURN_IF_ERROR(planner_->SetVotes(
+          rest["votes"].get<std::vector<std::vector<uint32_t>>>()));
   } catch (const nlohmann::json::exception& e) {
     return absl::DataLossError(absl::StrCat("the secure source's state: ", e.what()));
   }

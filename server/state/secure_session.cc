@@ -55,6 +55,14 @@ void SecureSession::Start() {
       v1::SecureWeight* sw = s->add_weights();
       sw->set_client_id(static_cast<uint32_t>(client));
       sw->set_weight(w);
+      if (auto k = p.own_k.find(client); k != p.own_k.end())
+        sw->set_k(k->second);
+    }
+    for (const TensorGrid& g : plan_.encoding.vote) {
+      v1::SecureGrid* sg = s->add_vote();
+      sg->set_offset(g.offset);
+      sg->set_rows(g.rows);
+      sg->set_cols(g.cols);
     }
     send_(p.id, m);
     all.push_back(p.id);
@@ -227,6 +235,8 @@ absl::Status SecureSession::Finish() {
   const double mass = Mass(sum.survivors);
   SHEFL_ASSIGN_OR_RETURN(auto values,
                          SecureUpdate(sum.sum, mass, plan_.encoding));
+  outcome_.votes.assign(sum.sum.begin() + plan_.encoding.support.size(),
+                        sum.sum.end());
   SparseDelta d{plan_.dim, plan_.encoding.support, std::move(values)};
   for (float& v : d.values) v = static_cast<float>(v * plan_.scale);
   outcome_.update = std::move(d);
@@ -237,26 +247,41 @@ absl::Status SecureSession::Finish() {
   return absl::OkStatus();
 }
 
-// The bound is the coordinator's own: the planned public weights of every
-// survivor's clients (a party declares at most those).
+// The bounds are the coordinator's own: the planned public weights and
+// own k of every survivor's clients (a party declares at most those).
 bool SecureSession::Honest(const SecureSum& sum) {
-  uint64_t bound = 0;
-  for (uint32_t p : sum.survivors)
-    for (const auto& [client, w] : Party(p)->weights)
+  uint64_t bound = 0, counts = 0;
+  for (uint32_t p : sum.survivors) {
+    const SecurePartyPlan* party = Party(p);
+    for (const auto& [client, w] : party->weights)
       bound += ClientWordBound(w, plan_.encoding.clip,
                                plan_.encoding.scale_bits);
-  const std::optional<size_t> j = FirstDishonestWord(sum.sum, bound);
-  if (!j) return true;
+    for (const auto& [client, k] : party->own_k) counts += k;
+  }
+  const size_t k = plan_.encoding.support.size();
+  const absl::Span<const uint32_t> all(sum.sum);
+  if (const auto j = FirstDishonestWord(all.subspan(0, k), bound)) {
+    Corrupt(sum, absl::StrCat("word ", *j, " (coordinate ",
+                              plan_.encoding.support[*j], ") is ",
+                              static_cast<int32_t>(sum.sum[*j]),
+                              ", beyond the honest range +-", bound));
+    return false;
+  }
+  if (const auto j = FirstDishonestCount(all.subspan(k), counts)) {
+    Corrupt(sum, absl::StrCat("vote word ", *j, " is ", sum.sum[k + *j],
+                              ", beyond the clients' top-k total ", counts));
+    return false;
+  }
+  return true;
+}
+
+void SecureSession::Corrupt(const SecureSum& sum, const std::string& why) {
   outcome_.corrupt = true;
-  outcome_.why = absl::StrCat(
-      "word ", *j, " (coordinate ", plan_.encoding.support[*j], ") is ",
-      static_cast<int32_t>(sum.sum[*j]), ", beyond the honest range +-",
-      bound, " of ", sum.survivors.size(), " parties");
+  outcome_.why = absl::StrCat(why, " of ", sum.survivors.size(), " parties");
   LogLine("coordinator",
           absl::StrCat("round ", plan_.encoding.round, " model ",
                        plan_.encoding.model, ": secure sum corrupt: ",
                        outcome_.why));
-  return false;
 }
 
 // Where every survivor declared its whole planned weight, the mass is its

@@ -36,6 +36,7 @@ namespace shefl {
 struct SecurePartyPlan {
   uint32_t id = 0;
   std::map<int64_t, double> weights;  // its clients, their public weights
+  std::map<int64_t, uint64_t> own_k;  // each client's own top-k (the vote)
   double weight() const;              // their sum, in client order
 };
 
@@ -81,6 +82,8 @@ class SecureSession {
     bool corrupt = false;
     std::vector<uint32_t> parties;      // the survivors, ascending
     std::string why;                    // abandoned or corrupt: the reason
+    // With a vote (encoding.vote): the sum's counts, V words; else empty.
+    std::vector<uint32_t> votes;
   };
   // Once done.
   Outcome outcome() const;
@@ -98,9 +101,12 @@ class SecureSession {
   absl::Status Finish() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   double Mass(const std::vector<uint32_t>& survivors) const
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // Whether `sum` could come from the survivors' encodings; else marks
-  // the outcome corrupt, with the first word beyond the range.
+  // Whether `sum` could come from the survivors' encodings (the values
+  // and the vote's counts); else marks the outcome corrupt, with the
+  // first word beyond the range.
   bool Honest(const SecureSum& sum) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void Corrupt(const SecureSum& sum, const std::string& why)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void Open(Stage s, std::vector<uint32_t> waiting, Clock::time_point until)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   const SecurePartyPlan* Party(uint32_t id) const;

@@ -8,6 +8,9 @@ common/secure/secure_input.h:
   - the coordinator turns the unmasked sum back into the model's update on
     C_t (secure_update): the sum read as fixed point over the weight mass
     of the parties that survived.
+With a vote (common/secure/vote_counts.h), each client also counts its own
+top-k positions per row and per column of the larger tensors into the
+words after the K values (own_top_k, add_vote_counts).
 Each client rounds with its own generator, MT19937_64 from (run seed,
 SECURE_ROUNDING, round, model, client), and every step rounds as the C++
 does (float32 sums, double products), so a Python party's words are the C++
@@ -40,6 +43,13 @@ class SecureEncoding:
     seed: int = 0         # the run's seed
     round: int = 0
     model: int = 0
+    # The vote's grids (offset, rows, cols); empty: no vote. Their counts
+    # follow the K value words.
+    vote: list[tuple[int, int, int]] = field(default_factory=list)
+
+    def words(self) -> int:
+        """K + V: the words of every party's input."""
+        return int(np.asarray(self.support).size) + sum(r + c for _, r, c in self.vote)
 
 
 def _fmt(v: float) -> str:
@@ -47,18 +57,52 @@ def _fmt(v: float) -> str:
     return "%g" % v
 
 
+def own_top_k(x: Floats, k: int) -> npt.NDArray[np.int64]:
+    """The positions of the top min(k, |x|) magnitudes of x, ascending: ties
+    to the lower coordinate, NaN never ahead of a number (OwnTopK's rule)."""
+    d = x.size
+    k = min(int(k), d)
+    if k <= 0:
+        return np.zeros(0, dtype=np.int64)
+    mags = np.abs(x.astype(np.float32))
+    mags[np.isnan(mags)] = -1.0
+    threshold = np.partition(mags, d - k)[d - k]  # the k-th largest
+    above = np.flatnonzero(mags > threshold)
+    ties = np.flatnonzero(mags == threshold)[:k - above.size]
+    return np.sort(np.concatenate([above, ties]))
+
+
+def add_vote_counts(positions: npt.ArrayLike, vote: list[tuple[int, int, int]],
+                    base: int, q: Words) -> Words:
+    """q with one count per position added to its row's and its column's word
+    of the grid that holds it (grid g's words from base plus the marginals
+    of the grids before it, rows then columns); AddVoteCounts' layout."""
+    p = np.asarray(positions, dtype=np.int64)
+    out = q.copy()
+    at = base
+    for offset, rows, cols in vote:
+        inside = p[(p >= offset) & (p < offset + rows * cols)] - offset
+        out[at:at + rows] += np.bincount(inside // cols, minlength=rows).astype(np.uint32)
+        out[at + rows:at + rows + cols] += np.bincount(
+            inside % cols, minlength=cols).astype(np.uint32)
+        at += rows + cols
+    return out
+
+
 def add_client_input(delta: npt.ArrayLike, weight: float, client: int,
                      encoding: SecureEncoding, residual: Optional[npt.ArrayLike],
-                     q: Optional[Words]) -> tuple[Floats, Words]:
+                     q: Optional[Words], own_k: int = 0) -> tuple[Floats, Words]:
     """(the client's next residual, the party's input with its words added).
     x = delta + residual (float32; residual None or empty means zeros); on
     C_t the client adds round(weight * clip(x) * 2^f) to q (None or empty
     before the first client); the residual is x less what was sent, divided
     back by the weight. `weight` is the client's public weight, in (0, 1].
-    InvalidArgument as AddClientInput refuses."""
+    With a vote, the client's own top `own_k` positions of x are counted
+    into the words after the K values. InvalidArgument as AddClientInput
+    refuses."""
     x = np.array(delta, dtype=np.float32).reshape(-1)
     d, support = x.size, np.asarray(encoding.support, dtype=np.int64)
-    k = support.size
+    k, n_words = support.size, encoding.words()
     if not (weight > 0 and weight <= 1):
         raise InvalidArgument("secure aggregation: client %d's weight %s is not in (0, 1]"
                               % (client, _fmt(weight)))
@@ -66,13 +110,20 @@ def add_client_input(delta: npt.ArrayLike, weight: float, client: int,
     if r is not None and r.size and r.size != d:
         raise InvalidArgument("secure aggregation: client %d's residual has %d entries, its "
                               "update %d" % (client, r.size, d))
-    if q is not None and q.size and q.size != k:
+    if q is not None and q.size and q.size != n_words:
         raise InvalidArgument("secure aggregation: inputs of two sizes")
     if k and int(support[-1]) >= d:
         raise InvalidArgument("secure aggregation: support coordinate %d beyond the model's %d"
                               % (int(support[-1]), d))
+    for offset, rows, cols in encoding.vote:
+        if cols == 0 or offset + rows * cols > d:
+            raise InvalidArgument("secure aggregation: a vote grid of %d x %d at %d beyond the "
+                                  "model's %d" % (rows, cols, offset, d))
     if r is not None and r.size:
         x = x + r  # float32 sums, as the C++ loop
+    # The vote counts where the update itself is large, before what is sent
+    # leaves x.
+    own = own_top_k(x, own_k) if encoding.vote else np.zeros(0, dtype=np.int64)
     # fmax/fmin as C's: a NaN gives way to the bound.
     v = x[support].astype(np.float64)
     weighted = (weight * np.fmin(np.fmax(v, -encoding.clip), encoding.clip)).astype(np.float32)
@@ -82,8 +133,10 @@ def add_client_input(delta: npt.ArrayLike, weight: float, client: int,
     # (all of x off the support) stays.
     sent = np.ldexp(enc.q.view(np.int32).astype(np.float64), -encoding.scale_bits) / weight
     x[support] = (x[support].astype(np.float64) - sent).astype(np.float32)
-    total = words(np.zeros(k, dtype=np.uint32) if q is None or not q.size else q)
-    return x, total + enc.q  # uint32 wraps mod 2^32
+    total = words(np.zeros(n_words, dtype=np.uint32) if q is None or not q.size else q)
+    total = total.copy()
+    total[:k] += enc.q  # uint32 wraps mod 2^32
+    return x, add_vote_counts(own, encoding.vote, k, total)
 
 
 def secure_update(total: npt.ArrayLike, weight_mass: float,
@@ -91,9 +144,11 @@ def secure_update(total: npt.ArrayLike, weight_mass: float,
     """The model's update on C_t (values in support order) from the
     unmasked sum of the survivors' inputs and their weight mass."""
     s = words(total)
-    if s.size != np.asarray(encoding.support).size:
-        raise InvalidArgument("secure aggregation: a sum of %d words for a support of %d"
-                              % (s.size, np.asarray(encoding.support).size))
+    k = np.asarray(encoding.support).size
+    if s.size != encoding.words():
+        raise InvalidArgument("secure aggregation: a sum of %d words for a support of %d and a "
+                              "vote of %d" % (s.size, k, encoding.words() - k))
+    s = s[:k]
     if not (weight_mass > 0) or not math.isfinite(weight_mass):
         raise InvalidArgument("secure aggregation: no weight survived")
     signed = s.view(np.int32).astype(np.float64)

@@ -76,6 +76,7 @@ class _Session:
     encoding: SecureEncoding = field(default_factory=SecureEncoding)
     party: int = 0
     weights: dict[int, float] = field(default_factory=dict)  # its clients in the session
+    own_k: dict[int, int] = field(default_factory=dict)  # their own top-k, for the vote
     secure: Optional[SecureParty] = None
     boxes: bool = False       # took the boxes addressed to it
     input_sent: bool = False
@@ -136,9 +137,12 @@ class SecureSessions:
             session.setup = True
             session.party = int(s.party)
             session.encoding = SecureEncoding(support, float(s.clip), int(s.scale_bits),
-                                              self.seed, key[0], key[1])
+                                              self.seed, key[0], key[1],
+                                              [(int(g.offset), int(g.rows), int(g.cols))
+                                               for g in s.vote])
             for w in s.weights:
                 session.weights[int(w.client_id)] = float(w.weight)
+                session.own_k[int(w.client_id)] = int(w.k)
             early, session.early = session.early, {}
             for client in sorted(early):  # in client order, as the C++ map
                 self._add_locked(key, session, client, early[client])
@@ -268,7 +272,8 @@ class SecureSessions:
             if r is not None and r.numel() == delta.size:
                 residual = r.detach().to("cpu", torch.float32).numpy()
         try:
-            left, s.q = add_client_input(delta, weight, client, s.encoding, residual, s.q)
+            left, s.q = add_client_input(delta, weight, client, s.encoding, residual, s.q,
+                                         s.own_k.get(client, 0))
         except SecureError as e:
             self._log(key, "client %d: %s" % (client, e))
             return
