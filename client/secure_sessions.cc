@@ -123,6 +123,7 @@ absl::Status SecureSessions::OnSetup(const CoordinatorLink& link,
     e.support = std::move(support);
     e.clip = s.clip();
     e.scale_bits = static_cast<int>(s.scale_bits());
+    e.word_bits = s.word_bits() == 16 ? 16 : 32;
     e.seed = p_.seed;
     e.round = key.first;
     e.model = s.model_id();
@@ -319,7 +320,8 @@ void SecureSessions::MaybeSendInput(const CoordinatorLink& link,
       input.y.assign(s.q.begin(), s.q.end());
     }
     if (p_.adversary) p_.adversary->TamperWords(&input.y);
-    *call.mutable_input() = ToProto(input);
+    *call.mutable_input() =
+        ToProto(input, s.encoding.support.size(), s.encoding.word_bits);
     call.set_party(s.party);
     clients = s.added;
   }

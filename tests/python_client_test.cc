@@ -136,13 +136,14 @@ TEST_CASE("python: the secure party acts as the C++ one") {
 }
 
 // The vote of secure aggregation in the Python party: the own top-k rule,
-// the counts' layout, and a mixed layout + vote run equal to a C++-only
-// one.
+// the counts' layout, 16-bit words on the wire, and mixed layout + vote
+// runs (32- and 16-bit) equal to C++-only ones.
 TEST_CASE("python: the secure vote counts as the C++ party does") {
   RunPythonTests("test_secure_vote",
                  {"test_own_top_k_is_the_cpp_rule",
                   "test_each_position_counts_in_its_row_and_column",
                   "test_the_counts_ride_after_the_values",
+                  "test_16_bit_values_go_up_in_2_bytes_and_counts_in_4",
                   "test_a_mixed_vote_run_equals_a_cpp_only_run"});
 }
 

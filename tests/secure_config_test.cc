@@ -2,7 +2,9 @@
 // secure round cannot serve is refused naming the key -- a method that
 // keeps every client's model (fens), the per-update robust bounds written
 // out, a reduction of its own, over-selection, a threshold of 1, and a
-// fixed-point sum that could overflow 32 bits -- and what it replaces is
+// fixed-point sum that could overflow 32 bits (or 16, with
+// secure.word_bits: 16), a vote without the layout support -- and what it
+// replaces is
 // resolved: the robust bounds off, secure.clip bounding each value, and
 // error feedback on (the residual keeps what is not sent).
 #include <string>
@@ -79,6 +81,19 @@ TEST_CASE("secure config: a sum that could overflow 32 bits is refused") {
   CHECK_THAT(e, Catch::Contains("overflow"));
   // A smaller scale makes room.
   CHECK(Load({"secure.clip=26", "secure.scale_bits=20"}).ok());
+}
+
+TEST_CASE("secure config: 16-bit words need sums below 2^15, and the vote the layout") {
+  // 5 clients a round: 5 ceil(c 2^f) < 2^15 holds at c = 1 up to f = 12.
+  CHECK(Load({"secure.word_bits=16", "secure.scale_bits=12"}).ok());
+  std::string e = ErrorOf({"secure.word_bits=16"});  // f = 24
+  CHECK_THAT(e, Catch::Contains("secure.word_bits"));
+  CHECK_THAT(e, Catch::Contains("2^15"));
+  e = ErrorOf({"secure.word_bits=16", "secure.scale_bits=13"});
+  CHECK_THAT(e, Catch::Contains("secure.scale_bits"));
+  CHECK_THAT(ErrorOf({"secure.word_bits=24"}), Catch::Contains("16 or 32"));
+  CHECK_THAT(ErrorOf({"secure.vote=true"}), Catch::Contains("secure.support"));
+  CHECK(Load({"secure.vote=true", "secure.support=layout"}).ok());
 }
 
 }  // namespace

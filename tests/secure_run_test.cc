@@ -177,6 +177,38 @@ TEST_CASE("secure: with a vote, masked equals clear_support, each input is "
   }
 }
 
+TEST_CASE("secure: 16-bit words: masked equals clear_support, and each "
+          "input's values go up in 2 bytes") {
+  TempDir dir;
+  WriteFile(dir / "c.yaml", SecureConfig());
+  // 6 clients: 6 ceil(2^12) < 2^15.
+  const std::vector<std::string> narrow = {"secure.word_bits=16", "secure.scale_bits=12"};
+  std::vector<std::string> clear = narrow;
+  clear.insert(clear.end(), {"aggregation.secure=clear_support", "secure.min_parties=3"});
+  const std::string masked = Run(dir, "masked", 6, Clients(6, narrow));
+  const std::string clear_run = Run(dir, "clear", 3, Clients(6, clear));
+  CHECK(Summary(masked)["model_sha256"] == Summary(clear_run)["model_sha256"]);
+  for (const auto& line : ReadJsonl(masked + "/rounds.jsonl")) {
+    INFO(line.dump());
+    uint64_t inputs = 0;
+    for (uint32_t m = 0; m < 2; ++m) {
+      CHECK(line["secure"][std::to_string(m)]["outcome"] == "finished");
+      // 2 bytes a value word: the bytes of 4441 / 2 32-bit words.
+      for (uint32_t party = 0; party < 6; ++party) {
+        v1::SecureCall call;
+        call.set_session_id(std::string(32, 'a'));
+        call.set_round(line["round"].get<int64_t>());
+        call.set_model_id(m);
+        call.set_party(party);
+        call.mutable_input()->set_weight(1.0);
+        call.mutable_input()->set_words(std::string(2 * 4441, '\0'));
+        inputs += WireSize(call);
+      }
+    }
+    CHECK(line["secure_bytes"]["masked_input"]["up"].get<uint64_t>() == inputs);
+  }
+}
+
 // Starts a coordinator and `n` daemons of one client each (daemon i hosts
 // client i; the last one also gets `last_daemon_flags`).
 struct Federation {

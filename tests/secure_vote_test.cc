@@ -8,15 +8,13 @@
 // vote.
 #include <algorithm>
 #include <cmath>
-#include <memory>
 #include <numeric>
 #include <random>
 
-#include "common/secure/collector.h"
 #include "common/secure/honest_range.h"
-#include "common/secure/party.h"
 #include "common/secure/secure_input.h"
 #include "common/secure/vote_counts.h"
+#include "tests/masked_session_support.h"
 
 #include <catch2/catch.hpp>
 
@@ -121,25 +119,8 @@ TEST_CASE("vote: the counts ride after the values, and the values are unchanged"
 
 TEST_CASE("vote: summed under masks, the counts are the clients' counts added up") {
   const SecureEncoding e = VoteEncoding();
-  CollectorSettings s;
-  s.params.run_id = "v";
-  s.params.round = 2;
-  s.params.model = 1;
-  s.params.scale_bits = 24;
-  s.params.clip = e.clip;
-  s.min_parties = 2;
-  s.words = e.words();
-  SecureCollector collector(s);
   const std::vector<std::vector<uint32_t>> packing = {{0, 1}, {2}, {3, 4, 5}};
-  std::vector<std::unique_ptr<SecureParty>> parties;
-  for (uint32_t p = 0; p < packing.size(); ++p) {
-    parties.push_back(*SecureParty::Create(p));
-    REQUIRE(collector.AddAdvert(parties.back()->Advert()).ok());
-  }
-  auto roster = collector.CloseAdverts();
-  REQUIRE(roster.ok());
-  for (auto& p : parties) REQUIRE(collector.AddBoxes(p->id(), *p->ShareBoxes(*roster)).ok());
-  REQUIRE(collector.CloseShares().ok());
+  testing::MaskedSession session(e, static_cast<uint32_t>(packing.size()));
   SecretWords want(e.words() - e.support.size());
   uint64_t total_k = 0;
   for (uint32_t p = 0; p < packing.size(); ++p) {
@@ -151,16 +132,11 @@ TEST_CASE("vote: summed under masks, the counts are the clients' counts added up
       AddVoteCounts(SlowTopK(Delta(c), k), e.vote, 0, &want);
       total_k += k;
     }
-    REQUIRE(parties[p]->TakeBoxes(collector.BoxesFor(p)).ok());
-    REQUIRE(collector.AddInput(*parties[p]->Mask(q, 0.5 * packing[p].size())).ok());
+    session.Add(session.Mask(p, q, 0.5 * packing[p].size()));
   }
-  auto request = collector.CloseInputs();
-  REQUIRE(request.ok());
-  for (auto& p : parties) REQUIRE(collector.AddReply(*p->Unmask(*request)).ok());
-  auto sum = collector.Finish();
-  REQUIRE(sum.ok());
+  const SecureSum sum = session.Finish();
   const absl::Span<const uint32_t> counts =
-      absl::Span<const uint32_t>(sum->sum).subspan(e.support.size());
+      absl::Span<const uint32_t>(sum.sum).subspan(e.support.size());
   CHECK(std::equal(want.begin(), want.end(), counts.begin(), counts.end()));
   CHECK(std::accumulate(counts.begin(), counts.end(), uint64_t{0}) > 0);
   // Honest counts are within the clients' k; one more past it is not.

@@ -207,6 +207,9 @@ struct SecureConfig {
   double accumulator_decay = 0.9;  // A <- decay A + published update
   int64_t threshold = 0;     // t of n parties; 0: floor(2n/3) + 1
   int64_t scale_bits = 24;   // f: values travel as round(x 2^f)
+  // 16 | 32: the values' words on the wire; 16 halves them and needs
+  // n ceil(c 2^f) < 2^15 (common/fed/config_load.cc refuses the rest).
+  int64_t word_bits = 32;
   double clip = 1.0;         // c: each value is clipped to [-c, c]
   int64_t min_parties = 5;   // fewer daemons for a model: refused
   // How long the key, share and unmask stages wait for a party; the

@@ -271,6 +271,9 @@ std::vector<Field> Fields(ExperimentConfig& c) {
        &c.secure.threshold, 0, 1e6},
       {"secure.scale_bits", "f: values travel as round(x 2^f) mod 2^32.",
        &c.secure.scale_bits, 1, 30},
+      {"secure.word_bits", "16 or 32: the bits of each value's word on the "
+       "wire; 16 halves the input and needs n ceil(c 2^f) < 2^15 (lower "
+       "secure.scale_bits).", &c.secure.word_bits, 16, 32},
       {"secure.clip", "c: each value is clipped to [-c, c] (the rest stays "
        "in the residual).", &c.secure.clip, 1e-12, 1e9},
       {"secure.min_parties", "A model trained by fewer daemons in a round "

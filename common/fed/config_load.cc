@@ -206,6 +206,16 @@ void CheckSecure(ConfigResolution& r) {
                                        c.clients.per_round_lpc);
   const double word = std::ceil(c.secure.clip * std::ldexp(1.0, static_cast<int>(
                                                     c.secure.scale_bits)));
+  if (c.secure.word_bits != 16 && c.secure.word_bits != 32)
+    return r.Refuse("secure.word_bits", "must be 16 or 32", {});
+  if (c.secure.word_bits == 16 && n * word >= std::ldexp(1.0, 15))
+    return r.Refuse("secure.word_bits",
+                    absl::StrCat("16-bit words hold sums below 2^15, and ", n,
+                                 " clients' values of up to ceil(c 2^f) = ",
+                                 word, " can reach ", n * word,
+                                 "; lower secure.scale_bits or secure.clip, "
+                                 "or set secure.word_bits to 32"),
+                    {"secure.scale_bits", "secure.clip"});
   if (n * word >= std::ldexp(1.0, 31))
     r.Refuse("secure.clip",
              absl::StrCat("the sum of ", n, " clients' values of up to ",

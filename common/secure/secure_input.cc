@@ -1,5 +1,6 @@
 #include "common/secure/secure_input.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "absl/strings/str_cat.h"
@@ -68,6 +69,14 @@ absl::Status AddClientInput(absl::Span<const float> delta, double weight,
   // The client's words are as secret as q (no return comes between).
   WipeBytes(enc->q.data(), enc->q.size() * sizeof(uint32_t));
   return absl::OkStatus();
+}
+
+void WidenValueWords(const SecureEncoding& encoding, std::vector<uint32_t>* sum) {
+  if (encoding.word_bits >= 32) return;
+  const size_t k = std::min(encoding.support.size(), sum->size());
+  for (size_t j = 0; j < k; ++j)
+    (*sum)[j] = static_cast<uint32_t>(static_cast<int32_t>(
+        static_cast<int16_t>(static_cast<uint16_t>((*sum)[j] & 0xffffu))));
 }
 
 absl::StatusOr<std::vector<float>> SecureUpdate(absl::Span<const uint32_t> sum,

@@ -35,6 +35,9 @@ struct SecureEncoding {
   uint64_t seed = 0;              // the run's seed
   int64_t round = 0;
   uint32_t model = 0;
+  // 16 or 32 (secure.word_bits): the K values travel mod 2^word_bits,
+  // and the coordinator reads their sum as a signed word of that width.
+  int word_bits = 32;
   // The vote's grids (common/secure/vote_counts.h); empty: no vote. Its
   // counts follow the K value words: the input is K + V words.
   std::vector<TensorGrid> vote;
@@ -56,6 +59,11 @@ absl::Status AddClientInput(absl::Span<const float> delta, double weight,
                             uint32_t client, const SecureEncoding& encoding,
                             std::vector<float>* residual, SecretWords* q,
                             uint64_t own_k = 0);
+
+// The unmasked sum's K values as the signed words of encoding.word_bits
+// bits they are (a 16-bit value word sign-extended), in place; the
+// vote's counts after them stay as they are.
+void WidenValueWords(const SecureEncoding& encoding, std::vector<uint32_t>* sum);
 
 // The model's update on C_t from the unmasked sum of the survivors' inputs
 // (K + V words: the vote's are not read here) and their weight mass

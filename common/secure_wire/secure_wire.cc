@@ -1,5 +1,6 @@
 #include "common/secure_wire/secure_wire.h"
 
+#include <algorithm>
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
@@ -85,31 +86,50 @@ absl::StatusOr<std::vector<ShareBox>> BoxesFromProto(
   return out;
 }
 
-v1::SecureInput ToProto(const MaskedInput& input) {
+namespace {
+
+// Bytes of word i: `value_bytes` for the first `value_words`, 4 after.
+uint64_t WireBytes(uint64_t words, uint64_t value_words, int value_bytes) {
+  value_words = std::min(value_words, words);
+  return value_words * value_bytes + (words - value_words) * 4;
+}
+
+}  // namespace
+
+v1::SecureInput ToProto(const MaskedInput& input, uint64_t value_words,
+                        int value_bits) {
   v1::SecureInput p;
   p.set_weight(input.weight);
-  std::string words(4 * input.y.size(), '\0');
+  const int narrow = value_bits / 8;
+  std::string words(WireBytes(input.y.size(), value_words, narrow), '\0');
+  size_t at = 0;
   for (size_t i = 0; i < input.y.size(); ++i)
-    for (int b = 0; b < 4; ++b)
-      words[4 * i + b] = static_cast<char>((input.y[i] >> (8 * b)) & 0xff);
+    for (int b = 0; b < (i < value_words ? narrow : 4); ++b)
+      words[at++] = static_cast<char>((input.y[i] >> (8 * b)) & 0xff);
   p.set_words(std::move(words));
   return p;
 }
 
 absl::StatusOr<MaskedInput> FromProto(const v1::SecureInput& in,
-                                      uint32_t party, uint64_t words) {
-  if (in.words().size() != 4 * words)
-    return absl::InvalidArgumentError(
-        absl::StrCat("masked input of party ", party, " has ",
-                     in.words().size(), " bytes, not 4 x ", words));
+                                      uint32_t party, uint64_t words,
+                                      uint64_t value_words, int value_bits) {
+  const int narrow = value_bits / 8;
+  const uint64_t want = WireBytes(words, value_words, narrow);
+  if (in.words().size() != want)
+    return absl::InvalidArgumentError(absl::StrCat(
+        "masked input of party ", party, " has ", in.words().size(),
+        " bytes, not the ", want, " of ", words, " words"));
   MaskedInput m;
   m.party = party;
   m.weight = in.weight();
   m.y.resize(words);
   const auto* p = reinterpret_cast<const uint8_t*>(in.words().data());
-  for (uint64_t i = 0; i < words; ++i)
-    m.y[i] = uint32_t{p[4 * i]} | uint32_t{p[4 * i + 1]} << 8 |
-             uint32_t{p[4 * i + 2]} << 16 | uint32_t{p[4 * i + 3]} << 24;
+  for (uint64_t i = 0; i < words; ++i) {
+    const int n = i < value_words ? narrow : 4;
+    uint32_t w = 0;
+    for (int b = 0; b < n; ++b) w |= uint32_t{*p++} << (8 * b);
+    m.y[i] = w;
+  }
   return m;
 }
 

@@ -23,10 +23,18 @@ void AddBoxes(const std::vector<ShareBox>& boxes, v1::SecureBoxes* out);
 // Every box of `in` (each 100 bytes).
 absl::StatusOr<std::vector<ShareBox>> BoxesFromProto(const v1::SecureBoxes& in);
 
-v1::SecureInput ToProto(const MaskedInput& input);
-// `words` K words; the party is the call's.
+// The words little-endian: the first `value_words` (the K values) in
+// `value_bits` bits each (16 or 32: a 16-bit session sends each value's
+// masked word mod 2^16, and the sum mod 2^16 is what the masks leave),
+// the rest (the vote's counts) in 32.
+v1::SecureInput ToProto(const MaskedInput& input, uint64_t value_words = 0,
+                        int value_bits = 32);
+// `words` words in all, of which `value_words` in `value_bits` bits (read
+// back as words below 2^value_bits); the party is the call's.
 absl::StatusOr<MaskedInput> FromProto(const v1::SecureInput& in,
-                                      uint32_t party, uint64_t words);
+                                      uint32_t party, uint64_t words,
+                                      uint64_t value_words = 0,
+                                      int value_bits = 32);
 
 void ToProto(const UnmaskRequest& request, v1::SecureUnmask* out);
 UnmaskRequest FromProto(const v1::SecureUnmask& in);

@@ -5,7 +5,9 @@ positions count once in their row and once in their column; the counts ride
 after the K values and leave the values and the residual as they were; and
 a run under secure.support: layout with secure.vote on, mixing C++ daemons
 and a Python party, gives the C++-only run's models bit for bit (the vote's
-counts summed exactly under the masks, so both chose the same supports)."""
+counts summed exactly under the masks, so both chose the same supports),
+in 32-bit words and in 16-bit ones (secure.word_bits: 16, whose values go
+up in 2 bytes: input_bytes)."""
 import json
 import os
 import shutil
@@ -16,7 +18,7 @@ import unittest
 import numpy as np
 
 from shefl_client.secure.secure_input import (SecureEncoding, add_client_input, add_vote_counts,
-                                              own_top_k, secure_update)
+                                              input_bytes, own_top_k, secure_update)
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from test_mixed_run import REFERENCE, jsonl, shefl_run  # noqa: E402
@@ -65,14 +67,24 @@ class VoteCounts(unittest.TestCase):
         np.testing.assert_array_equal(q[support.size:], want)
         self.assertEqual(secure_update(q, 0.5, voted).size, support.size)
 
+    def test_16_bit_values_go_up_in_2_bytes_and_counts_in_4(self):
+        e = SecureEncoding(np.arange(3, dtype=np.uint32), vote=[(0, 1, 1)], word_bits=16)
+        y = np.array([0x12345678, 0xFFFF0001, 7, 0xAABBCCDD, 0x01020304], np.uint32)
+        self.assertEqual(input_bytes(y, e).hex(), "7856" "0100" "0700" "ddccbbaa" "04030201")
+        e.word_bits = 32
+        self.assertEqual(len(input_bytes(y, e)), 20)
+
 
 class VoteRuns(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         cls.tmp = tempfile.mkdtemp(prefix="shefl-py-vote-")
         cls.runs = {}
+        narrow = ("--set", "secure.word_bits=16", "--set", "secure.scale_bits=12")
         for name, flags in (("cpp", ("--daemons", "6")),
-                            ("mixed", ("--daemons", "3") + python_flags("3-5"))):
+                            ("mixed", ("--daemons", "3") + python_flags("3-5")),
+                            ("cpp16", ("--daemons", "6") + narrow),
+                            ("mixed16", ("--daemons", "3") + python_flags("3-5") + narrow)):
             out = os.path.join(cls.tmp, name)
             cls.runs[name] = (out, shefl_run(
                 cls.tmp, CONFIG % name, out, "--set", "aggregation.secure=common_support",
@@ -95,6 +107,8 @@ class VoteRuns(unittest.TestCase):
                 sums[name] = json.load(f)["model_sha256"]
         self.assertEqual(len(sums["cpp"]), 2)
         self.assertEqual(sums["mixed"], sums["cpp"])
+        self.assertEqual(sums["mixed16"], sums["cpp16"])
+        self.assertNotEqual(sums["cpp16"], sums["cpp"])  # f = 12 rounds otherwise
 
 
 if __name__ == "__main__":

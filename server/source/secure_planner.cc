@@ -72,6 +72,7 @@ std::optional<SecureModelPlan> SecurePlanner::PlanModel(
                   : CommonSupport(accumulators_[model], choice);
   e.vote = grids_;
   e.clip = config_.secure.clip;
+  e.word_bits = static_cast<int>(config_.secure.word_bits);
   e.scale_bits = static_cast<int>(config_.secure.scale_bits);
   e.seed = config_.seed;
   e.round = round;

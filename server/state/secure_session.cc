@@ -58,6 +58,7 @@ void SecureSession::Start() {
       if (auto k = p.own_k.find(client); k != p.own_k.end())
         sw->set_k(k->second);
     }
+    s->set_word_bits(static_cast<uint32_t>(plan_.encoding.word_bits));
     for (const TensorGrid& g : plan_.encoding.vote) {
       v1::SecureGrid* sg = s->add_vote();
       sg->set_offset(g.offset);
@@ -123,7 +124,9 @@ absl::Status SecureSession::TakeLocked(const v1::SecureCall& call) {
 absl::Status SecureSession::TakeInput(const v1::SecureCall& call) {
   const uint32_t party = call.party();
   SHEFL_ASSIGN_OR_RETURN(auto input,
-                         FromProto(call.input(), party, plan_.settings.words));
+                         FromProto(call.input(), party, plan_.settings.words,
+                                   plan_.encoding.support.size(),
+                                   plan_.encoding.word_bits));
   const double planned = Party(party)->weight();
   if (!(input.weight > 0 && input.weight <= planned * (1 + 1e-9)))
     return absl::InvalidArgumentError(absl::StrCat(
@@ -225,6 +228,7 @@ absl::Status SecureSession::Finish() {
       sum.survivors.push_back(party);
     }
   }
+  WidenValueWords(plan_.encoding, &sum.sum);
   outcome_.parties = sum.survivors;
   outcome_.survivors = static_cast<uint32_t>(sum.survivors.size());
   outcome_.dropped = static_cast<uint32_t>(sum.dropped.size());

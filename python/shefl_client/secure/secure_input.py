@@ -46,6 +46,8 @@ class SecureEncoding:
     # The vote's grids (offset, rows, cols); empty: no vote. Their counts
     # follow the K value words.
     vote: list[tuple[int, int, int]] = field(default_factory=list)
+    # 16 or 32 (secure.word_bits): the K values travel mod 2^word_bits.
+    word_bits: int = 32
 
     def words(self) -> int:
         """K + V: the words of every party's input."""
@@ -137,6 +139,18 @@ def add_client_input(delta: npt.ArrayLike, weight: float, client: int,
     total = total.copy()
     total[:k] += enc.q  # uint32 wraps mod 2^32
     return x, add_vote_counts(own, encoding.vote, k, total)
+
+
+def input_bytes(y: npt.ArrayLike, encoding: SecureEncoding) -> bytes:
+    """A masked input's words on the wire (ToProto's layout): the K values
+    little-endian in word_bits bits (mod 2^16 at 16), the vote's counts in
+    32."""
+    w = words(y)
+    k = int(np.asarray(encoding.support).size)
+    value_type = "<u2" if encoding.word_bits == 16 else "<u4"
+    values = (w[:k] & 0xFFFF).astype(value_type) if encoding.word_bits == 16 else w[:k]
+    return (np.asarray(values, dtype=value_type).tobytes()
+            + np.asarray(w[k:], dtype="<u4").tobytes())
 
 
 def secure_update(total: npt.ArrayLike, weight_mass: float,

@@ -41,7 +41,7 @@ from .messages import KeyAdvert, MaskedInput, Roster, ShareBox, UnmaskRequest
 from .party import SecureParty
 from .primitives import (DataLoss, FailedPrecondition, InvalidArgument, SecureError,
                          Words, sha256, to_key32)
-from .secure_input import SecureEncoding, add_client_input
+from .secure_input import SecureEncoding, add_client_input, input_bytes
 from .session_id import SessionParams
 from .shamir import serialize_shamir_share
 from .share_box import SHARE_BOX_BYTES
@@ -139,7 +139,8 @@ class SecureSessions:
             session.encoding = SecureEncoding(support, float(s.clip), int(s.scale_bits),
                                               self.seed, key[0], key[1],
                                               [(int(g.offset), int(g.rows), int(g.cols))
-                                               for g in s.vote])
+                                               for g in s.vote],
+                                              16 if int(s.word_bits) == 16 else 32)
             for w in s.weights:
                 session.weights[int(w.client_id)] = float(w.weight)
                 session.own_k[int(w.client_id)] = int(w.k)
@@ -309,7 +310,7 @@ class SecureSessions:
                     self._log(key, str(e))
                     return
             call.input.weight = masked.weight
-            call.input.words = np.asarray(masked.y, dtype="<u4").tobytes()
+            call.input.words = input_bytes(masked.y, s.encoding)
             call.party = s.party
             clients = sorted(s.added)
         call.round, call.model_id = key
