@@ -107,6 +107,13 @@ TEST_CASE("a secure run resumes after kill -9 to the same models") {
                       "secure.min_parties=2"});
 }
 
+// The oracle support's residual (what its sums left unsent) travels with
+// the checkpoint too.
+TEST_CASE("a secure run with the oracle support resumes after kill -9 to the same models") {
+  CheckKillAndResume({"aggregation.secure=clear_support", "secure.min_parties=2",
+                      "secure.support=oracle"});
+}
+
 // The layout support's next V follows the last round's vote: a resumed
 // run that lost it would choose other supports.
 TEST_CASE("a secure run with a vote resumes after kill -9 to the same models") {

@@ -94,6 +94,9 @@ TEST_CASE("secure config: 16-bit words need sums below 2^15, and the vote the la
   CHECK_THAT(ErrorOf({"secure.word_bits=24"}), Catch::Contains("16 or 32"));
   CHECK_THAT(ErrorOf({"secure.vote=true"}), Catch::Contains("secure.support"));
   CHECK(Load({"secure.vote=true", "secure.support=layout"}).ok());
+  // The oracle needs the clear sums.
+  CHECK_THAT(ErrorOf({"secure.support=oracle"}), Catch::Contains("clear_support"));
+  CHECK(Load({"secure.support=oracle", "aggregation.secure=clear_support"}).ok());
 }
 
 }  // namespace

@@ -209,6 +209,33 @@ TEST_CASE("secure: 16-bit words: masked equals clear_support, and each "
   }
 }
 
+TEST_CASE("secure: the oracle support keeps the top K of each clear sum, "
+          "and says how much of its energy that is") {
+  TempDir dir;
+  WriteFile(dir / "c.yaml", SecureConfig());
+  const std::string oracle =
+      Run(dir, "oracle", 6,
+          Clients(6, {"aggregation.secure=clear_support", "secure.min_parties=3",
+                      "secure.support=oracle"}));
+  const std::string clear =
+      Run(dir, "clear", 6,
+          Clients(6, {"aggregation.secure=clear_support", "secure.min_parties=3"}));
+  CHECK(Summary(oracle)["model_sha256"] != Summary(clear)["model_sha256"]);
+  for (const auto& line : ReadJsonl(oracle + "/rounds.jsonl")) {
+    INFO(line.dump());
+    for (const char* m : {"0", "1"}) {
+      const auto& s = line["secure"][m];
+      CHECK(s["outcome"] == "finished");
+      CHECK(s["words"] == 44404);  // every coordinate, in the clear
+      const double energy = s["energy"].get<double>();
+      // K = 10% of d holds a share of the energy above 10% (the largest
+      // coordinates) and below all of it.
+      CHECK(energy > 0.1);
+      CHECK(energy < 1.0);
+    }
+  }
+}
+
 // Starts a coordinator and `n` daemons of one client each (daemon i hosts
 // client i; the last one also gets `last_daemon_flags`).
 struct Federation {

@@ -194,7 +194,8 @@ struct SecureConfig {
   // The share of C_t drawn from the round seed; the rest is the top of the
   // public accumulator of past global updates.
   double explore_fraction = 0.25;
-  // accumulator | layout (common/fed/common_support.h). layout: trainable
+  // accumulator | layout (common/fed/common_support.h) | oracle
+  // (clear_support only: common/fed/oracle_support.h). layout: trainable
   // tensors of at most whole_max entries always whole (up to K/2), and a
   // share max(layout_explore, 1/t) of the rest drawn.
   std::string support = "accumulator";

@@ -246,9 +246,11 @@ std::vector<Field> Fields(ExperimentConfig& c) {
       {"secure.support_fraction", "K, the support's size, as a fraction of "
        "d; 0: K = k.", &c.secure.support_fraction, 0, 1},
       {"secure.support", "How the common support is chosen: accumulator (the "
-       "top of the public accumulator and explore_fraction drawn) or layout "
-       "(small tensors whole, the accumulator's top, and a share drawn).",
-       &c.secure.support, 0, 0, {"accumulator", "layout"}},
+       "top of the public accumulator and explore_fraction drawn), layout "
+       "(small tensors whole, the accumulator's top, and a share drawn) or, "
+       "with clear_support only, oracle (every coordinate sent in the "
+       "clear; the coordinator keeps the top K of the sum: the ceiling).",
+       &c.secure.support, 0, 0, {"accumulator", "layout", "oracle"}},
       {"secure.whole_max", "layout: tensors of at most this many entries "
        "are always in the support, whole (up to K/2).",
        &c.secure.whole_max, 0, 1e12},

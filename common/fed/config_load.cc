@@ -192,6 +192,11 @@ void CheckSecure(ConfigResolution& r) {
              "a secure round waits for its parties, not for the first C "
              "clients; set it to 0",
              {"aggregation.secure"});
+  if (c.secure.support == "oracle" && c.aggregation.secure != "clear_support")
+    r.Refuse("secure.support",
+             "the oracle support needs every update in the clear; set "
+             "aggregation.secure to clear_support",
+             {"aggregation.secure"});
   if (c.secure.vote && c.secure.support != "layout")
     r.Refuse("secure.vote",
              "the vote chooses the layout support's V; set secure.support "

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <numeric>
 
 #include "absl/strings/str_cat.h"
 #include "common/core/log.h"
@@ -66,10 +67,16 @@ std::optional<SecureModelPlan> SecurePlanner::PlanModel(
   const SupportChoice choice{k, config_.secure.explore_fraction, config_.seed,
                              round, static_cast<uint32_t>(model)};
   const SupportVote vote{grids_, votes_[model]};
-  e.support = config_.secure.support == "layout"
-                  ? LayoutSupport(accumulators_[model], small_,
-                                  config_.secure.layout_explore, choice, &vote)
-                  : CommonSupport(accumulators_[model], choice);
+  if (config_.secure.support == "oracle") {
+    e.support.resize(dim_);
+    std::iota(e.support.begin(), e.support.end(), 0u);
+    p.select_k = k;
+  } else if (config_.secure.support == "layout") {
+    e.support = LayoutSupport(accumulators_[model], small_,
+                              config_.secure.layout_explore, choice, &vote);
+  } else {
+    e.support = CommonSupport(accumulators_[model], choice);
+  }
   e.vote = grids_;
   e.clip = config_.secure.clip;
   e.word_bits = static_cast<int>(config_.secure.word_bits);

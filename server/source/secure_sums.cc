@@ -139,6 +139,9 @@ nlohmann::json SecureSums::HandInModel(RoundState& rs, int64_t m) {
   } else if (!o.update) {
     outcome("abandoned");
     entry["why"] = o.why;
+  } else if (session->select_k() > 0 &&
+             !SelectOracle(m, session->select_k(), &*o.update, &entry)) {
+    outcome("refused");
   } else if (auto st = rs.AcceptSecure(m, *std::move(o.update), o.clients);
              !st.ok()) {
     outcome("refused");

@@ -72,6 +72,11 @@ class SecureSums : public UpdateSource {
   void RecordParties(int64_t round, const SecureSession::Outcome& o);
   // After the round's sessions: the daemons it benches; their names.
   nlohmann::json Blame(int64_t round);
+  // secure.support: oracle: the top select_k of the model's sum and its
+  // residual (server/source/secure_oracle.cc); the share of the energy
+  // kept goes into `entry`. False (the why in `entry`) on a non-finite sum.
+  bool SelectOracle(int64_t model, uint64_t k, SparseDelta* update,
+                    nlohmann::json* entry);
 
   CoordinatorState* const state_;
   const LostDaemons* const lost_;
@@ -82,6 +87,9 @@ class SecureSums : public UpdateSource {
   nlohmann::json benched_line_;  // this round's benched daemons
   // Each benched daemon's clients, and the daemon.
   std::map<int64_t, std::string> benched_clients_;
+  // secure.support: oracle: what each model's sums left unsent (d floats;
+  // empty before the first).
+  std::vector<std::vector<float>> oracle_residuals_;
 };
 
 }  // namespace shefl

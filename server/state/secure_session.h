@@ -51,6 +51,9 @@ struct SecureModelPlan {
   // / their largest).
   double scale = 1;
   bool masked = true;  // false: clear_support, no keys or shares
+  // secure.support: oracle: the support is every coordinate, and the
+  // coordinator keeps the top select_k of the sum; 0 otherwise.
+  uint64_t select_k = 0;
 };
 
 class SecureSession {
@@ -89,6 +92,7 @@ class SecureSession {
   Outcome outcome() const;
   uint32_t model() const { return plan_.encoding.model; }
   uint64_t words() const { return plan_.settings.words; }
+  uint64_t select_k() const { return plan_.select_k; }
 
  private:
   enum class Stage { kKeys, kShares, kInputs, kUnmask, kDone };
