@@ -177,6 +177,7 @@ absl::Status SecureSessions::OnRoster(const CoordinatorLink& link,
     p.model = r.model_id();
     p.n = static_cast<uint32_t>(r.keys_size());
     p.t = r.threshold();
+    p.degree = r.degree();
     p.scale_bits = static_cast<uint32_t>(s.encoding.scale_bits);
     p.clip = s.encoding.clip;
     SHEFL_ASSIGN_OR_RETURN(const Key32 support_hash,

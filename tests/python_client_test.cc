@@ -147,6 +147,17 @@ TEST_CASE("python: the secure vote counts as the C++ party does") {
                   "test_a_mixed_vote_run_equals_a_cpp_only_run"});
 }
 
+// SecAgg+ in the Python party: the C++ graph and v2 session id, boxes to
+// neighbours only, and a mixed graph run equal to C++-only graph and
+// all-pairs runs.
+TEST_CASE("python: the secure party masks along the C++ neighbour graph") {
+  RunPythonTests("test_secure_graph",
+                 {"test_the_graph_of_a_seed_is_the_cpp_ring",
+                  "test_a_graph_session_id_is_the_cpp_v2_bytes",
+                  "test_boxes_go_to_neighbours_only_and_a_strangers_box_is_refused",
+                  "test_a_mixed_graph_run_equals_cpp_graph_and_all_pairs_runs"});
+}
+
 // A Python client as a secure-aggregation party
 // (shefl_client.secure.secure_sessions):
 // mixed runs under common_support (the Python party hosting three clients,

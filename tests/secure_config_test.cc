@@ -3,7 +3,8 @@
 // keeps every client's model (fens), the per-update robust bounds written
 // out, a reduction of its own, over-selection, a threshold of 1, and a
 // fixed-point sum that could overflow 32 bits (or 16, with
-// secure.word_bits: 16), a vote without the layout support -- and what it
+// secure.word_bits: 16), a vote without the layout support, SecAgg+
+// fractions that leave no graph and an odd degree -- and what it
 // replaces is
 // resolved: the robust bounds off, secure.clip bounding each value, and
 // error feedback on (the residual keeps what is not sent).
@@ -97,6 +98,23 @@ TEST_CASE("secure config: 16-bit words need sums below 2^15, and the vote the la
   // The oracle needs the clear sums.
   CHECK_THAT(ErrorOf({"secure.support=oracle"}), Catch::Contains("clear_support"));
   CHECK(Load({"secure.support=oracle", "aggregation.secure=clear_support"}).ok());
+}
+
+TEST_CASE("secure config: SecAgg+ fractions and degree are checked, naming the key") {
+  ExperimentConfig c = *Load({});
+  CHECK(c.secure.graph_above == 200);
+  CHECK(c.secure.collude_fraction == Approx(1.0 / 3));
+  CHECK(c.secure.graph_degree == 0);
+  CHECK(Load({"secure.collude_fraction=0.05", "secure.dropout_fraction=0.5",
+              "secure.graph_degree=40", "secure.graph_above=0"})
+            .ok());
+  std::string e = ErrorOf({"secure.collude_fraction=0.5", "secure.dropout_fraction=0.5"});
+  CHECK_THAT(e, Catch::Contains("secure.collude_fraction"));
+  CHECK_THAT(e, Catch::Contains("0.9"));
+  CHECK_THAT(ErrorOf({"secure.graph_degree=7"}),
+             Catch::Contains("secure.graph_degree") && Catch::Contains("even"));
+  CHECK_THAT(ErrorOf({"secure.dropout_fraction=0.95"}),
+             Catch::Contains("secure.dropout_fraction"));
 }
 
 }  // namespace

@@ -221,6 +221,15 @@ struct SecureConfig {
   // singles out sits out bench_rounds rounds (0: the rest of the run).
   int64_t blame_window = 5;
   int64_t bench_rounds = 0;
+  // SecAgg+ (common/secure/collector.h): a session of more than
+  // graph_above parties (0: never) masks and shares along a neighbour
+  // graph whose degree and t meet the failure and security bounds against
+  // these fractions of colluding and dropped parties; graph_degree, when
+  // set, fixes the degree instead (t then secure.threshold).
+  int64_t graph_above = 200;
+  double collude_fraction = 1.0 / 3;
+  double dropout_fraction = 1.0 / 3;
+  int64_t graph_degree = 0;
 };
 
 // The bounds applied when aggregation.robust is on (common/fed/robust.h).

@@ -287,6 +287,19 @@ std::vector<Field> Fields(ExperimentConfig& c) {
        &c.secure.blame_window, 1, 1e6},
       {"secure.bench_rounds", "Rounds a daemon blamed for a corrupt sum "
        "sits out; 0: the rest of the run.", &c.secure.bench_rounds, 0, 1e9},
+      {"secure.graph_above", "SecAgg+: a session of more parties than this "
+       "masks with and shares to each party's neighbours in a random graph "
+       "only; 0: all pairs always.", &c.secure.graph_above, 0, 1e6},
+      {"secure.collude_fraction", "SecAgg+: the fraction of parties that "
+       "may collude with the coordinator; the graph keeps them from "
+       "unmasking anyone but with probability 2^-40.",
+       &c.secure.collude_fraction, 0, 0.9},
+      {"secure.dropout_fraction", "SecAgg+: the fraction of parties that "
+       "may drop; the sum is still unmasked but with probability 2^-20.",
+       &c.secure.dropout_fraction, 0, 0.9},
+      {"secure.graph_degree", "SecAgg+: each party's neighbours, even; 0: "
+       "the least degree the two fractions allow.",
+       &c.secure.graph_degree, 0, 1e6},
       {"robust.max_abs", "An update with a coordinate above this magnitude "
        "is refused; 0: no bound.", &c.robust.max_abs, 0, 1e30},
       {"robust.clip_multiple", "Updates with an L2 norm above this x the "

@@ -202,6 +202,16 @@ void CheckSecure(ConfigResolution& r) {
              "the vote chooses the layout support's V; set secure.support "
              "to layout",
              {"secure.support"});
+  if (c.secure.collude_fraction + c.secure.dropout_fraction > 0.9)
+    r.Refuse("secure.collude_fraction",
+             absl::StrCat("with secure.dropout_fraction it is ",
+                          c.secure.collude_fraction + c.secure.dropout_fraction,
+                          " of the parties; at most 0.9 leaves a graph "
+                          "smaller than all pairs"),
+             {"secure.dropout_fraction"});
+  if (c.secure.graph_degree % 2 != 0)
+    r.Refuse("secure.graph_degree",
+             "must be even (a ring joined to k / 2 parties on each side)", {});
   if (c.secure.threshold > 0 && c.secure.threshold < 2)
     r.Refuse("secure.threshold", "t = 1 would let one party unmask alone",
              {"aggregation.secure"});

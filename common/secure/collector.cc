@@ -2,11 +2,13 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "common/core/status_macros.h"
 #include "common/secure/masks.h"
+#include "common/secure/secagg_plus_params.h"
 #include "common/secure/shamir.h"
 #include "common/secure/x25519.h"
 
@@ -43,6 +45,74 @@ absl::Status SecureCollector::Abandon(const char* stage, size_t left) {
       ", fewer than t = ", settings_.params.t, "; nothing is unmasked"));
 }
 
+absl::Status SecureCollector::ChooseShape(uint32_t n) {
+  SessionParams& p = settings_.params;
+  p.degree = 0;
+  p.t = settings_.threshold > 0 ? settings_.threshold : 2 * n / 3 + 1;
+  if (settings_.graph_above > 0 && n > settings_.graph_above) {
+    if (settings_.graph_degree > 0) {
+      if (settings_.graph_degree % 2 != 0)
+        return absl::InvalidArgumentError(absl::StrCat(
+            "secure.graph_degree = ", settings_.graph_degree, " is odd"));
+      if (settings_.graph_degree + 1 < n) {
+        p.degree = settings_.graph_degree;
+        p.t = settings_.threshold > 0 ? settings_.threshold
+                                      : 2 * (p.degree + 1) / 3 + 1;
+      }
+    } else {
+      SHEFL_ASSIGN_OR_RETURN(
+          GraphParams g,
+          FindGraphParams(n, settings_.collude_fraction,
+                          settings_.dropout_fraction, 40, 20,
+                          /*majority=*/true));
+      if (!g.complete()) {
+        p.degree = static_cast<uint32_t>(g.degree);
+        p.t = static_cast<uint32_t>(g.threshold);
+      }
+    }
+  }
+  // The parties refuse a t that is not a majority of each secret's
+  // holders (common/secure/party.h); a dropped party's key has only its
+  // neighbours' shares, so with a graph t is at most k.
+  const uint32_t m = ShareHolders(p);
+  const uint32_t most = p.degree > 0 ? p.degree : n;
+  if (p.t > most)
+    return absl::InvalidArgumentError(absl::StrCat(
+        "secure.threshold = ", p.t, " is above the ", most, " ",
+        p.degree > 0 ? "neighbours of each party" : "parties of the session"));
+  if (p.t < m / 2 + 1)
+    return absl::InvalidArgumentError(absl::StrCat(
+        "secure.threshold = ", p.t, " is not a majority of the ", m,
+        p.degree > 0 ? " holders of each secret" : " parties of the session",
+        " (at least ", m / 2 + 1, ")"));
+  return absl::OkStatus();
+}
+
+std::vector<uint32_t> SecureCollector::Holders(
+    uint32_t party, const std::vector<uint32_t>& among) const {
+  std::vector<uint32_t> out;
+  for (uint32_t v : among)
+    if (v == party || Linked(party, v)) out.push_back(v);
+  return out;
+}
+
+absl::Status SecureCollector::CheckRebuildable() const {
+  if (!graph_) return absl::OkStatus();
+  const uint32_t t = settings_.params.t;
+  const auto check = [&](uint32_t v, const char* what) -> absl::Status {
+    const size_t have = Holders(v, request_.survivors).size();
+    if (have >= t) return absl::OkStatus();
+    return absl::FailedPreconditionError(absl::StrCat(
+        "secure aggregation abandoned for round ", settings_.params.round,
+        " model ", settings_.params.model, ": party ", v, "'s ", what,
+        " has ", have, " surviving holders, fewer than t = ", t,
+        "; nothing is unmasked"));
+  };
+  for (uint32_t v : request_.survivors) SHEFL_RETURN_IF_ERROR(check(v, "seed"));
+  for (uint32_t d : request_.dropped) SHEFL_RETURN_IF_ERROR(check(d, "key"));
+  return absl::OkStatus();
+}
+
 absl::Status SecureCollector::AddAdvert(const KeyAdvert& advert) {
   SHEFL_RETURN_IF_ERROR(InStage(Stage::kAdverts, "keys"));
   if (!adverts_.emplace(advert.party, advert).second)
@@ -64,16 +134,12 @@ absl::StatusOr<Roster> SecureCollector::CloseAdverts() {
   SessionParams& p = settings_.params;
   p.roster = Keys(adverts_);
   p.n = n;
-  p.t = settings_.threshold > 0 ? settings_.threshold : 2 * n / 3 + 1;
-  if (p.t > n)
-    return absl::InvalidArgumentError(absl::StrCat(
-        "secure.threshold = ", p.t, " is above the ", n, " parties of the session"));
-  // The parties refuse a t that is not a majority (common/secure/party.h).
-  if (p.t < n / 2 + 1)
-    return absl::InvalidArgumentError(absl::StrCat(
-        "secure.threshold = ", p.t, " is not a majority of the ", n,
-        " parties of the session (at least ", n / 2 + 1, ")"));
+  SHEFL_RETURN_IF_ERROR(ChooseShape(n));
   SHEFL_ASSIGN_OR_RETURN(sid_, MakeSessionId(p));
+  if (p.degree > 0) {
+    SHEFL_ASSIGN_OR_RETURN(auto graph, SessionGraph(p, sid_));
+    graph_ = std::move(graph);
+  }
   Roster roster{p, {}};
   for (const auto& [id, advert] : adverts_) roster.keys.push_back(advert);
   stage_ = Stage::kShares;
@@ -92,11 +158,11 @@ absl::Status SecureCollector::AddBoxes(uint32_t from, std::vector<ShareBox> boxe
   std::sort(to.begin(), to.end());
   std::vector<uint32_t> others;
   for (const auto& [id, advert] : adverts_)
-    if (id != from) others.push_back(id);
+    if (Linked(from, id)) others.push_back(id);
   if (!adverts_.count(from) || to != others)
     return absl::InvalidArgumentError(absl::StrCat(
-        "secure aggregation: party ", from,
-        "'s boxes are not one for each other party of the roster"));
+        "secure aggregation: party ", from, "'s boxes are not one for each ",
+        graph_ ? "neighbour" : "other party", " of the roster"));
   if (!sharers_.insert(from).second)
     return absl::AlreadyExistsError(
         absl::StrCat("secure aggregation: party ", from, " sent its boxes twice"));
@@ -144,6 +210,10 @@ absl::StatusOr<UnmaskRequest> SecureCollector::CloseInputs() {
   request_.survivors = Keys(weights_);
   for (uint32_t id : sharers_)
     if (!weights_.count(id)) request_.dropped.push_back(id);
+  if (absl::Status st = CheckRebuildable(); !st.ok()) {
+    abandoned_ = true;
+    return st;
+  }
   stage_ = Stage::kUnmask;
   return request_;
 }
@@ -154,8 +224,11 @@ absl::Status SecureCollector::AddReply(const UnmaskReply& reply) {
     return absl::InvalidArgumentError(absl::StrCat(
         "secure aggregation: an unmasking reply from party ", reply.party,
         " that was not asked, or twice"));
-  if (Keys(reply.seed_shares) != request_.survivors ||
-      Keys(reply.key_shares) != request_.dropped)
+  std::vector<uint32_t> dropped;
+  for (uint32_t d : request_.dropped)
+    if (Linked(reply.party, d)) dropped.push_back(d);
+  if (Keys(reply.seed_shares) != Holders(reply.party, request_.survivors) ||
+      Keys(reply.key_shares) != dropped)
     return absl::InvalidArgumentError(absl::StrCat(
         "secure aggregation: party ", reply.party, "'s reply is not the shares asked for"));
   replies_.emplace(reply.party, reply);
@@ -168,21 +241,35 @@ absl::StatusOr<SecureSum> SecureCollector::Finish() const {
   if (replies_.size() < t)
     return absl::FailedPreconditionError(absl::StrCat(
         "secure aggregation: ", replies_.size(), " unmasking replies, t = ", t, " needed"));
-  // Any t replies do: the first t, whose points fix the Lagrange weights
-  // once for every secret (at n = 1,000 that is what makes it seconds).
-  std::vector<const UnmaskReply*> used;
-  std::vector<uint32_t> xs;
-  for (const auto& [party, r] : replies_) {
-    if (used.size() == t) break;
-    used.push_back(&r);
-    xs.push_back(r.seed_shares.begin()->second.x);
-  }
-  SHEFL_ASSIGN_OR_RETURN(auto rebuilder, ShamirRebuilder::ForPoints(xs));
-  const auto shares_of = [&used](uint32_t v, bool seed) {
-    std::vector<ShamirShare> out;
-    for (const UnmaskReply* r : used)
-      out.push_back(seed ? r->seed_shares.at(v) : r->key_shares.at(v));
-    return out;
+  // Each secret from the first t replies that hold a share of it: without
+  // a graph every reply does, so one set of points fixes the Lagrange
+  // weights once for every secret (at n = 1,000 that is what makes it
+  // seconds); with one, the sets repeat little and each is cached.
+  const auto& roster = settings_.params.roster;
+  std::map<std::vector<uint32_t>, ShamirRebuilder> rebuilders;
+  const auto rebuild = [&](uint32_t v, bool seed,
+                           size_t bytes) -> absl::StatusOr<SecretBytes> {
+    std::vector<uint32_t> xs;
+    std::vector<ShamirShare> shares;
+    for (const auto& [party, r] : replies_) {
+      if (xs.size() == t) break;
+      const auto& held = seed ? r.seed_shares : r.key_shares;
+      const auto it = held.find(v);
+      if (it == held.end()) continue;
+      xs.push_back(static_cast<uint32_t>(
+          std::lower_bound(roster.begin(), roster.end(), party) - roster.begin() + 1));
+      shares.push_back(it->second);
+    }
+    if (xs.size() < t)
+      return absl::FailedPreconditionError(absl::StrCat(
+          "secure aggregation: ", xs.size(), " replies hold party ", v, "'s ",
+          seed ? "seed" : "key", " shares, t = ", t, " needed"));
+    auto cached = rebuilders.find(xs);
+    if (cached == rebuilders.end()) {
+      SHEFL_ASSIGN_OR_RETURN(auto r, ShamirRebuilder::ForPoints(xs));
+      cached = rebuilders.emplace(xs, std::move(r)).first;
+    }
+    return cached->second.Reconstruct(shares, bytes);
   };
   // The rebuilt seeds and keys are secrets; their types wipe them when
   // Finish returns, whatever it returns.
@@ -190,15 +277,14 @@ absl::StatusOr<SecureSum> SecureCollector::Finish() const {
   std::map<uint32_t, Key32> survivor_public;
   for (uint32_t v : request_.survivors) {
     SHEFL_ASSIGN_OR_RETURN(
-        auto b, rebuilder.Reconstruct(shares_of(v, true), kSelfSeedBytes));
+        auto b, rebuild(v, /*seed=*/true, kSelfSeedBytes));
     SHEFL_ASSIGN_OR_RETURN(auto seed, SelfSeed::CopyOf(b));
     seeds.emplace(v, std::move(seed));
     survivor_public[v] = adverts_.at(v).mask_public;
   }
   std::map<uint32_t, SecretKey32> dropped_private;
   for (uint32_t d : request_.dropped) {
-    SHEFL_ASSIGN_OR_RETURN(auto s,
-                           rebuilder.Reconstruct(shares_of(d, false), 32));
+    SHEFL_ASSIGN_OR_RETURN(auto s, rebuild(d, /*seed=*/false, 32));
     SHEFL_ASSIGN_OR_RETURN(auto pair, X25519KeyPairFromPrivate(s));
     // A share set that reconstructs a key other than the one advertised
     // would leave masks in the sum: refuse it rather than publish noise.
@@ -207,8 +293,10 @@ absl::StatusOr<SecureSum> SecureCollector::Finish() const {
           "secure aggregation: the shares of party ", d, "'s key do not give its key"));
     dropped_private.emplace(d, std::move(pair.private_key));
   }
-  SHEFL_ASSIGN_OR_RETURN(
-      auto sum, Unmask(sum_, seeds, dropped_private, survivor_public, sid_));
+  std::function<bool(uint32_t, uint32_t)> paired;
+  if (graph_) paired = [this](uint32_t d, uint32_t u) { return Linked(d, u); };
+  SHEFL_ASSIGN_OR_RETURN(auto sum, Unmask(sum_, seeds, dropped_private,
+                                          survivor_public, sid_, paired));
   SecureSum out{std::move(sum), 0, request_.survivors, request_.dropped};
   for (const auto& [id, w] : weights_) out.weight += w;
   return out;

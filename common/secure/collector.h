@@ -5,6 +5,12 @@
 // the sum of the survivors' inputs, who survived, and who dropped
 // (docs/DESIGN.md, "Secure aggregation").
 //
+// Above `graph_above` parties the session is SecAgg+ (Bell et al. 2020):
+// the roster carries a degree k, every party masks with and shares to its k
+// neighbours in the graph drawn from the session id
+// (common/secure/neighbour_graph.h), and each secret is rebuilt from t
+// shares of its own holders; which t replies those are differs by secret.
+//
 // Each stage closes when the caller says (at its deadline); a party
 // missing then is out from that stage on. Fewer than t parties left at any
 // close abandons the session: nothing is unmasked. The shares it is given
@@ -16,12 +22,14 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <set>
 #include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "common/secure/messages.h"
+#include "common/secure/neighbour_graph.h"
 
 namespace shefl {
 
@@ -32,6 +40,14 @@ struct CollectorSettings {
   uint32_t threshold = 0;    // t; 0: floor(2n/3) + 1
   uint32_t min_parties = 5;  // fewer advertised keys: refused
   uint64_t words = 0;        // K, the size of every masked input
+  // SecAgg+ above this many parties (0: never): the degree and t from
+  // FindGraphParams(n, collude_fraction, dropout_fraction, majority), or
+  // graph_degree when set (t then `threshold`, or floor(2(k + 1)/3) + 1).
+  // A degree of n - 1 or more is all pairs, with the t above.
+  uint32_t graph_above = 0;
+  double collude_fraction = 1.0 / 3;
+  double dropout_fraction = 1.0 / 3;
+  uint32_t graph_degree = 0;
 };
 
 // The unmasked result: the sum of the survivors' encoded inputs, mod 2^32
@@ -74,11 +90,25 @@ class SecureCollector {
   enum class Stage { kAdverts, kShares, kInputs, kUnmask, kDone };
   absl::Status InStage(Stage s, const char* what) const;
   absl::Status Abandon(const char* stage, size_t left);
+  // Sets params.degree and params.t for n parties (degree 0: all pairs).
+  absl::Status ChooseShape(uint32_t n);
+  // Whether u and v mask with and share to each other.
+  bool Linked(uint32_t u, uint32_t v) const {
+    return u != v && (!graph_ || graph_->Adjacent(u, v));
+  }
+  // The parties of `among` that hold shares of `party`'s secrets, itself
+  // included when it is among them.
+  std::vector<uint32_t> Holders(uint32_t party,
+                                const std::vector<uint32_t>& among) const;
+  // With a graph, every survivor's seed and every dropped party's key
+  // must have t surviving holders, or the sum can never be unmasked.
+  absl::Status CheckRebuildable() const;
 
   CollectorSettings settings_;
   Stage stage_ = Stage::kAdverts;
   bool abandoned_ = false;
   SessionId sid_{};
+  std::optional<NeighbourGraph> graph_;  // SecAgg+ sessions only
   std::map<uint32_t, KeyAdvert> adverts_;
   std::set<uint32_t> sharers_;                       // sent their boxes
   std::map<uint32_t, std::vector<ShareBox>> inbox_;  // by recipient

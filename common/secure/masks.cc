@@ -93,7 +93,8 @@ absl::StatusOr<std::vector<uint32_t>> Unmask(
     absl::Span<const uint32_t> masked_sum,
     const std::map<uint32_t, SelfSeed>& survivor_seeds,
     const std::map<uint32_t, SecretKey32>& dropped_private,
-    const std::map<uint32_t, Key32>& survivor_public, const SessionId& sid) {
+    const std::map<uint32_t, Key32>& survivor_public, const SessionId& sid,
+    const std::function<bool(uint32_t, uint32_t)>& paired) {
   for (const auto& [d, unused] : dropped_private)
     if (survivor_seeds.count(d))
       return absl::InvalidArgumentError(
@@ -117,9 +118,10 @@ absl::StatusOr<std::vector<uint32_t>> Unmask(
   // take away what it holds.
   for (const auto& [d, d_private] : dropped_private)
     for (const auto& [u, u_public] : survivor_public)
-      SHEFL_RETURN_IF_ERROR(AddPairStream(d_private, u_public, d, u, sid,
-                                          /*subtract=*/d > u,
-                                          absl::MakeSpan(sum)));
+      if (!paired || paired(d, u))
+        SHEFL_RETURN_IF_ERROR(AddPairStream(d_private, u_public, d, u, sid,
+                                            /*subtract=*/d > u,
+                                            absl::MakeSpan(sum)));
   return sum;
 }
 

@@ -18,6 +18,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <vector>
 
@@ -67,12 +68,15 @@ absl::Status AddMasked(std::vector<uint32_t>* sum,
 // the stream of s_ud, from u's masking public key (`survivor_public`, which
 // must name the same parties as `survivor_seeds` when anyone dropped).
 // Refuses a party that is both survivor and dropped. The caller owns that
-// survivors and dropped together are the roster of `sid`.
+// survivors and dropped together are the roster of `sid`. `paired(d, u)`,
+// when given, says whether u masked with d at all (neighbours in a SecAgg+
+// graph); without it every pair did.
 absl::StatusOr<std::vector<uint32_t>> Unmask(
     absl::Span<const uint32_t> masked_sum,
     const std::map<uint32_t, SelfSeed>& survivor_seeds,
     const std::map<uint32_t, SecretKey32>& dropped_private,
-    const std::map<uint32_t, Key32>& survivor_public, const SessionId& sid);
+    const std::map<uint32_t, Key32>& survivor_public, const SessionId& sid,
+    const std::function<bool(uint32_t, uint32_t)>& paired = nullptr);
 
 }  // namespace shefl
 

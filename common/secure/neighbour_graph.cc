@@ -153,4 +153,11 @@ absl::StatusOr<NeighbourGraph> MakeNeighbourGraph(
   return g;
 }
 
+absl::StatusOr<NeighbourGraph> SessionGraph(const SessionParams& params,
+                                            const SessionId& sid) {
+  const int64_t n = static_cast<int64_t>(params.roster.size());
+  return MakeNeighbourGraph(sid, params.roster,
+                            params.degree > 0 ? params.degree : n - 1);
+}
+
 }  // namespace shefl

@@ -24,6 +24,7 @@
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
 #include "common/secure/bytes.h"
+#include "common/secure/session_id.h"
 
 namespace shefl {
 
@@ -62,6 +63,11 @@ class NeighbourGraph {
 // `seed` (32 bytes). InvalidArgument naming seed, parties or degree.
 absl::StatusOr<NeighbourGraph> MakeNeighbourGraph(
     ByteView seed, absl::Span<const uint32_t> parties, int64_t degree);
+
+// The graph of a session: its roster and degree (complete when 0) from
+// its own id, which covers both, so every party draws the same graph.
+absl::StatusOr<NeighbourGraph> SessionGraph(const SessionParams& params,
+                                            const SessionId& sid);
 
 }  // namespace shefl
 

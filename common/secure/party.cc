@@ -93,12 +93,18 @@ absl::Status SecureParty::CheckRoster(const Roster& roster) const {
   // A t of at most half the parties would let a coordinator that lies to
   // two halves of them collect a party's seed from one and its key from
   // the other: t must be a majority of n (Bonawitz et al. 2017).
+  // With a graph the same holds of the k + 1 holders of each secret.
   const uint32_t n = roster.params.n, t = roster.params.t;
-  if (n != ids.size() || t < n / 2 + 1 || t > n)
+  const uint32_t m = ShareHolders(roster.params);
+  if (n != ids.size() || m > n || t < m / 2 + 1 || t > m)
     return absl::PermissionDeniedError(absl::StrCat(
         "secure aggregation: refused: the roster's t = ", t, " of n = ", n,
-        " (", ids.size(), " parties listed) is not a majority: t must be from ",
-        ids.size() / 2 + 1, " to ", ids.size()));
+        " (", ids.size(), " parties listed",
+        roster.params.degree > 0
+            ? absl::StrCat(", degree ", roster.params.degree, ": ", m,
+                           " holders of each secret")
+            : std::string(),
+        ") is not a majority: t must be from ", m / 2 + 1, " to ", m));
   const KeyAdvert& mine = roster.keys[me - ids.begin()];
   if (mine.enc_public != enc_.public_key || mine.mask_public != mask_.public_key)
     return absl::PermissionDeniedError(absl::StrCat(
@@ -111,6 +117,10 @@ absl::StatusOr<std::vector<ShareBox>> SecureParty::ShareBoxes(const Roster& rost
   if (roster_) return absl::FailedPreconditionError("secure aggregation: a second roster");
   SHEFL_RETURN_IF_ERROR(CheckRoster(roster));
   SHEFL_ASSIGN_OR_RETURN(auto sid, MakeSessionId(roster.params));
+  if (roster.params.degree > 0) {
+    SHEFL_ASSIGN_OR_RETURN(auto graph, SessionGraph(roster.params, sid));
+    graph_ = std::move(graph);
+  }
   const uint32_t n = roster.params.n, t = roster.params.t;
   SHEFL_ASSIGN_OR_RETURN(auto seed_shares, ShamirSplit(seed_, t, n));
   SHEFL_ASSIGN_OR_RETURN(auto key_shares, ShamirSplit(mask_.private_key, t, n));
@@ -122,6 +132,8 @@ absl::StatusOr<std::vector<ShareBox>> SecureParty::ShareBoxes(const Roster& rost
       own_ = std::move(shares);
       continue;
     }
+    // A non-neighbour's shares are never sent; they wipe themselves here.
+    if (!Linked(peer.party)) continue;
     SHEFL_ASSIGN_OR_RETURN(
         auto box, SealShareBox(PackPeerShares(shares), sid, id_, peer.party,
                                enc_.private_key, peer.enc_public));
@@ -147,7 +159,7 @@ absl::Status SecureParty::TakeBoxes(absl::Span<const ShareBox> boxes) {
         roster_->keys.begin(), roster_->keys.end(), b.from,
         [](const KeyAdvert& k, uint32_t id) { return k.party < id; });
     if (b.to != id_ || b.from == id_ || it == roster_->keys.end() ||
-        it->party != b.from || got.count(b.from))
+        it->party != b.from || got.count(b.from) || !Linked(b.from))
       return absl::InvalidArgumentError(absl::StrCat(
           "secure aggregation: a box from ", b.from, " to ", b.to,
           " is not one party ", id_, " takes"));
@@ -198,17 +210,23 @@ absl::Status SecureParty::CheckRequest(const UnmaskRequest& r) const {
     return absl::PermissionDeniedError(absl::StrCat(
         "secure aggregation: refused: the request asks for both the seed and "
         "the key of party ", both.front()));
-  if (s.size() < t_)
+  // The survivors among the holders of this party's secrets (every party
+  // without a graph): fewer than t, and nothing may be answered.
+  size_t holders = 0;
+  for (uint32_t v : s) holders += v == id_ || Linked(v);
+  if (holders < t_)
     return absl::PermissionDeniedError(absl::StrCat(
-        "secure aggregation: refused: ", s.size(), " survivors, fewer than t = ", t_));
+        "secure aggregation: refused: ", holders,
+        " survivors among the holders of party ", id_,
+        "'s shares, fewer than t = ", t_));
   if (!std::binary_search(s.begin(), s.end(), id_))
     return absl::InvalidArgumentError("secure aggregation: asked, but not a survivor");
   for (uint32_t v : s)
-    if (v != id_ && !from_peers_.count(v))
+    if (v != id_ && Linked(v) && !from_peers_.count(v))
       return absl::InvalidArgumentError(absl::StrCat(
           "secure aggregation: survivor ", v, " sent this party no shares"));
   for (uint32_t v : d)
-    if (!from_peers_.count(v))
+    if (Linked(v) && !from_peers_.count(v))
       return absl::InvalidArgumentError(absl::StrCat(
           "secure aggregation: dropped party ", v, " sent this party no shares"));
   return absl::OkStatus();
@@ -228,9 +246,14 @@ absl::StatusOr<UnmaskReply> SecureParty::Unmask(const UnmaskRequest& asked) {
   SHEFL_RETURN_IF_ERROR(CheckRequest(request));
   UnmaskReply reply;
   reply.party = id_;
-  for (uint32_t v : request.survivors)
-    reply.seed_shares[v] = v == id_ ? own_.self_seed : from_peers_.at(v).self_seed;
-  for (uint32_t d : request.dropped) reply.key_shares[d] = from_peers_.at(d).mask_private;
+  for (uint32_t v : request.survivors) {
+    if (v == id_)
+      reply.seed_shares[v] = own_.self_seed;
+    else if (Linked(v))
+      reply.seed_shares[v] = from_peers_.at(v).self_seed;
+  }
+  for (uint32_t d : request.dropped)
+    if (Linked(d)) reply.key_shares[d] = from_peers_.at(d).mask_private;
   answered_ = request;
   return reply;
 }

@@ -7,6 +7,11 @@
 // "Secure aggregation"). It refuses a roster whose t is not a majority of
 // its n, masks only when t parties (itself included) shared with it, and
 // its secrets wipe themselves when it goes (common/secure/secret.h).
+// In a SecAgg+ session (the roster's degree k > 0) every "party" above
+// means a neighbour in the session's graph (common/secure/neighbour_graph.h):
+// boxes go to and come from the k neighbours only, masks pair with them
+// only, t is a majority of the k + 1 holders (neighbours and itself), and
+// the party answers only when t of those survive.
 // Not thread-safe: one session, driven by one thread in stage order.
 #ifndef SHEFL_COMMON_SECURE_PARTY_H_
 #define SHEFL_COMMON_SECURE_PARTY_H_
@@ -24,6 +29,7 @@
 #include "absl/types/span.h"
 #include "common/secure/masks.h"
 #include "common/secure/messages.h"
+#include "common/secure/neighbour_graph.h"
 #include "common/secure/share_box.h"
 #include "common/secure/x25519.h"
 
@@ -43,7 +49,7 @@ class SecureParty {
   // Stage 2: checks the roster (it lists this party with its own keys,
   // ids ascending and distinct, the params' roster the same ids), derives
   // the session id, splits the seed and the masking key t of n, and seals
-  // one box for every other party.
+  // one box for every other party (every neighbour, in a graph).
   absl::StatusOr<std::vector<ShareBox>> ShareBoxes(const Roster& roster);
 
   // Stage 2, the other way: the boxes addressed to this party. Each must
@@ -81,6 +87,11 @@ class SecureParty {
   SecureParty() = default;
   absl::Status CheckRoster(const Roster& roster) const;
   absl::Status CheckRequest(const UnmaskRequest& request) const;
+  // Whether this party and `peer` share and mask: neighbours in a graph,
+  // every pair without one.
+  bool Linked(uint32_t peer) const {
+    return !graph_ || graph_->Adjacent(id_, peer);
+  }
   // OK unless Wipe() ran; `what` names the refused stage.
   absl::Status NotWiped(const char* what) const;
 
@@ -94,6 +105,7 @@ class SecureParty {
   std::optional<Roster> roster_;
   SessionId sid_{};
   uint32_t t_ = 0;
+  std::optional<NeighbourGraph> graph_;  // SecAgg+ sessions only
   PeerShares own_;  // this party's shares of its own secrets
   // Set by TakeBoxes: the shares each peer gave this party.
   std::map<uint32_t, PeerShares> from_peers_;

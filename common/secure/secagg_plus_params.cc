@@ -100,7 +100,7 @@ long double FewSurvivors(const std::vector<long double>& pmf, int64_t t) {
 // 2^-sigma; the events about one party's neighbourhood are union-bounded
 // over the n parties, so each party's share is the budget over n.
 std::optional<int64_t> CheckDegree(const Population& p, int64_t k, int sigma,
-                                   int eta) {
+                                   int eta, bool majority) {
   const long double log_security = -(sigma + 1) * std::log(2.0L);
   // Disconnected honest survivors would let the server learn the sum of
   // one component, a partial sum of honest inputs.
@@ -109,8 +109,9 @@ std::optional<int64_t> CheckDegree(const Population& p, int64_t k, int sigma,
   // Security: t corrupt neighbours of an honest party would hold enough
   // shares to open both its self seed and its masking key, and unmask it.
   const long double q_security = std::ldexp(1.0L, -(sigma + 1)) / p.n;
-  const int64_t t = std::max<int64_t>(
+  int64_t t = std::max<int64_t>(
       CorruptBound(HypergeometricPmf(p.n, p.corrupt, k), q_security) + 1, 2);
+  if (majority) t = std::max<int64_t>(t, (k + 1) / 2 + 1);
   // Correctness: a party with fewer than t surviving neighbours cannot
   // have its secrets reconstructed when it drops, and the round fails.
   const long double q_correct = std::ldexp(1.0L, -eta) / p.n;
@@ -162,7 +163,8 @@ absl::Status CheckArguments(int64_t n, double gamma, double delta, int sigma,
 }  // namespace
 
 absl::StatusOr<GraphParams> FindGraphParams(int64_t n, double gamma,
-                                            double delta, int sigma, int eta) {
+                                            double delta, int sigma, int eta,
+                                            bool majority) {
   SHEFL_RETURN_IF_ERROR(CheckArguments(n, gamma, delta, sigma, eta));
   Population p;
   p.n = n;
@@ -170,7 +172,7 @@ absl::StatusOr<GraphParams> FindGraphParams(int64_t n, double gamma,
   p.dropped = static_cast<int64_t>(std::floor((delta + kSlack) * n));
   // Harary graphs of even degree only: the ring with k / 2 on each side.
   for (int64_t k = 2; k < n - 1; k += 2)
-    if (std::optional<int64_t> t = CheckDegree(p, k, sigma, eta))
+    if (std::optional<int64_t> t = CheckDegree(p, k, sigma, eta, majority))
       return GraphParams{n, k, *t};
   return CompleteGraph(p);
 }

@@ -50,9 +50,16 @@ struct GraphParams {
 // [0, 1) (or not a number), gamma + delta above kMaxBadFraction, sigma or
 // eta outside 1..200; FailedPrecondition when even the complete graph
 // cannot meet them (a few parties with many dropouts).
+// `majority`: t is also at least a majority of the k + 1 holders of each
+// secret (a party's neighbours and itself), which keeps a coordinator that
+// lies about who dropped from collecting both secrets of one party
+// (common/secure/party.h); k then grows until the correctness bound holds
+// for that t. The complete graph's t is left as above (all-pairs sessions
+// choose their own).
 absl::StatusOr<GraphParams> FindGraphParams(int64_t n, double gamma,
                                             double delta, int sigma = 40,
-                                            int eta = 20);
+                                            int eta = 20,
+                                            bool majority = false);
 
 }  // namespace shefl
 

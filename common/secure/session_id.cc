@@ -13,6 +13,7 @@ namespace shefl {
 namespace {
 
 constexpr char kDomain[] = "shefl sid v1";
+constexpr char kGraphDomain[] = "shefl sid v2";
 
 absl::Status CheckParams(const SessionParams& p,
                          const std::vector<uint32_t>& sorted) {
@@ -23,9 +24,14 @@ absl::Status CheckParams(const SessionParams& p,
     return absl::InvalidArgumentError(absl::StrCat("session id: n = ", p.n,
                                                    " but the roster has ",
                                                    sorted.size(), " parties"));
-  if (p.t == 0 || p.t > p.n)
+  if (p.degree > 0 && (p.degree % 2 != 0 || p.degree + 1 >= p.n))
+    return absl::InvalidArgumentError(absl::StrCat(
+        "session id: degree = ", p.degree, " is not even and below n - 1 = ",
+        p.n - 1, " (0: all pairs)"));
+  if (p.t == 0 || p.t > ShareHolders(p))
     return absl::InvalidArgumentError(
-        absl::StrCat("session id: t = ", p.t, " is not in 1..n = ", p.n));
+        absl::StrCat("session id: t = ", p.t, " is not in 1..",
+                     ShareHolders(p), " (the holders of each secret)"));
   if (!std::isfinite(p.clip) || p.clip <= 0)
     return absl::InvalidArgumentError(
         "session id: clip must be positive and finite");
@@ -41,7 +47,7 @@ absl::StatusOr<Bytes> EncodeSessionParams(const SessionParams& p) {
   std::sort(sorted.begin(), sorted.end());
   SHEFL_RETURN_IF_ERROR(CheckParams(p, sorted));
   Bytes out;
-  AppendBytes(&out, AsBytes(kDomain));
+  AppendBytes(&out, AsBytes(p.degree > 0 ? kGraphDomain : kDomain));
   AppendBe32(&out, static_cast<uint32_t>(p.run_id.size()));
   AppendBytes(&out, AsBytes(p.run_id));
   AppendBe64(&out, p.round);
@@ -57,6 +63,7 @@ absl::StatusOr<Bytes> EncodeSessionParams(const SessionParams& p) {
   AppendBe64(&out, clip_bits);
   AppendBytes(&out, p.support_hash);
   AppendBytes(&out, p.model_hash);
+  if (p.degree > 0) AppendBe32(&out, p.degree);
   return out;
 }
 

@@ -104,6 +104,10 @@ std::optional<SecureModelPlan> SecurePlanner::PlanModel(
   p.settings.threshold = static_cast<uint32_t>(config_.secure.threshold);
   p.settings.min_parties = static_cast<uint32_t>(config_.secure.min_parties);
   p.settings.words = e.words();
+  p.settings.graph_above = static_cast<uint32_t>(config_.secure.graph_above);
+  p.settings.collude_fraction = config_.secure.collude_fraction;
+  p.settings.dropout_fraction = config_.secure.dropout_fraction;
+  p.settings.graph_degree = static_cast<uint32_t>(config_.secure.graph_degree);
   return p;
 }
 

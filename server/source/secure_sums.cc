@@ -131,6 +131,12 @@ nlohmann::json SecureSums::HandInModel(RoundState& rs, int64_t m) {
   }
   SecureSession::Outcome o = session->outcome();
   entry["words"] = session->words();
+  // The session's shape, once its roster was out: t, and SecAgg+'s degree
+  // (0: all pairs).
+  if (o.threshold > 0) {
+    entry["threshold"] = o.threshold;
+    entry["degree"] = o.degree;
+  }
   if (o.corrupt) {
     outcome("corrupt");
     entry["why"] = o.why;

@@ -163,12 +163,15 @@ absl::Status SecureSession::CloseStage() {
   switch (stage_) {
     case Stage::kKeys: {
       SHEFL_ASSIGN_OR_RETURN(auto roster, collector_.CloseAdverts());
+      outcome_.threshold = roster.params.t;
+      outcome_.degree = roster.params.degree;
       v1::FeedMessage m;
       v1::SecureRoster* r = m.mutable_secure_roster();
       r->set_round(plan_.encoding.round);
       r->set_model_id(plan_.encoding.model);
       r->set_run_id(roster.params.run_id);
       r->set_threshold(roster.params.t);
+      r->set_degree(roster.params.degree);
       r->set_support_hash(std::string(roster.params.support_hash.begin(),
                                       roster.params.support_hash.end()));
       r->set_model_hash(std::string(roster.params.model_hash.begin(),

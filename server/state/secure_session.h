@@ -80,6 +80,8 @@ class SecureSession {
     std::optional<SparseDelta> update;  // on the support, scale included
     std::vector<int64_t> clients;       // whose values the update holds
     uint32_t survivors = 0, dropped = 0;
+    // The roster's t and SecAgg+ degree (0: all pairs); 0 and 0 before it.
+    uint32_t threshold = 0, degree = 0;
     // The unmasked sum left the honest range (common/secure/
     // honest_range.h): no update; `parties` sat in a corrupt session.
     bool corrupt = false;

@@ -4,7 +4,10 @@ secrets (two X25519 key pairs and the self-mask seed) and the shares other
 parties gave it, and guards them with the C++ party's checks: it answers
 one unmasking request per session, never reveals both the seed share and
 the key share of one party, and answers nothing when fewer than t parties
-survive (docs/DESIGN.md, "Secure aggregation"). Its boxes, masks and
+survive (docs/DESIGN.md, "Secure aggregation"). In a SecAgg+ session (the
+roster's degree k > 0) "party" means a neighbour in the session's graph
+(neighbour_graph.py): boxes to and from the k neighbours only, masks with
+them only, t a majority of the k + 1 holders. Its boxes, masks and
 replies are the C++ party's bytes, so Python and C++ daemons share a
 session.
 Not thread-safe: one session, driven by one thread in stage order."""
@@ -21,7 +24,8 @@ from .messages import KeyAdvert, MaskedInput, Roster, ShareBox, UnmaskReply, Unm
 from .primitives import (UINT32_MAX, DataLoss, FailedPrecondition, InvalidArgument,
                          PermissionDenied, X25519KeyPair, generate_x25519_key_pair,
                          x25519_key_pair_from_private)
-from .session_id import make_session_id
+from .neighbour_graph import NeighbourGraph
+from .session_id import make_session_id, share_holders
 from .shamir import ShamirShare, shamir_split
 from .share_box import (PeerShares, open_share_box, pack_peer_shares, seal_share_box,
                         unpack_peer_shares)
@@ -58,6 +62,7 @@ class SecureParty:
         self._roster: Optional[Roster] = None
         self._sid = bytes(32)
         self._t = 0
+        self._graph: Optional[NeighbourGraph] = None  # SecAgg+ sessions only
         self._own: Optional[PeerShares] = None  # this party's shares of its own secrets
         # Set by take_boxes: the shares each peer gave this party.
         self._from_peers: dict[int, PeerShares] = {}
@@ -89,6 +94,11 @@ class SecureParty:
     def session_id(self) -> bytes:
         return self._sid
 
+    def _linked(self, peer: int) -> bool:
+        """Whether this party and `peer` share and mask: neighbours in a
+        graph, every pair without one."""
+        return self._graph is None or self._graph.adjacent(self._id, peer)
+
     # Stage 1 ---------------------------------------------------------------
 
     def advert(self) -> KeyAdvert:
@@ -106,11 +116,14 @@ class SecureParty:
             raise InvalidArgument("secure aggregation: party %d is not in the roster" % self._id)
         # t must be a majority of n: else a coordinator lying to two halves
         # of the parties could collect one party's seed and its key.
-        n, t = roster.params.n, roster.params.t
-        if n != len(ids) or t < len(ids) // 2 + 1 or t > len(ids):
+        # With a graph the same holds of the k + 1 holders of each secret.
+        n, t, m = roster.params.n, roster.params.t, share_holders(roster.params)
+        if n != len(ids) or m > n or t < m // 2 + 1 or t > m:
+            graph = (", degree %d: %d holders of each secret" % (roster.params.degree, m)
+                     if roster.params.degree > 0 else "")
             raise PermissionDenied("secure aggregation: refused: the roster's t = %d of n = %d "
-                                   "(%d parties listed) is not a majority: t must be from %d "
-                                   "to %d" % (t, n, len(ids), len(ids) // 2 + 1, len(ids)))
+                                   "(%d parties listed%s) is not a majority: t must be from %d "
+                                   "to %d" % (t, n, len(ids), graph, m // 2 + 1, m))
         mine = roster.keys[ids.index(self._id)]
         if mine.enc_public != self._enc.public_key or mine.mask_public != self._mask.public_key:
             raise PermissionDenied("secure aggregation: the roster gives party %d other keys "
@@ -125,6 +138,8 @@ class SecureParty:
             raise FailedPrecondition("secure aggregation: a second roster")
         self._check_roster(roster)
         sid = make_session_id(roster.params)
+        if roster.params.degree > 0:
+            self._graph = NeighbourGraph.make(sid, roster.params.roster, roster.params.degree)
         n, t = roster.params.n, roster.params.t
         seed_shares = shamir_split(self._seed, t, n)
         key_shares = shamir_split(self._mask.private_key, t, n)
@@ -135,6 +150,8 @@ class SecureParty:
             shares = PeerShares(seed_shares[i], key_shares[i])
             if peer.party == self._id:
                 own = shares
+                continue
+            if not self._linked(peer.party):  # a non-neighbour's shares are never sent
                 continue
             box = seal_share_box(pack_peer_shares(shares), sid, self._id, peer.party,
                                  self._enc.private_key, peer.enc_public)
@@ -156,7 +173,8 @@ class SecureParty:
         got: dict[int, PeerShares] = {}
         for b in boxes:
             sender = by_party.get(b.from_)
-            if b.to != self._id or b.from_ == self._id or sender is None or b.from_ in got:
+            if (b.to != self._id or b.from_ == self._id or sender is None or b.from_ in got
+                    or not self._linked(b.from_)):
                 raise InvalidArgument("secure aggregation: a box from %d to %d is not one party "
                                       "%d takes" % (b.from_, b.to, self._id))
             plain = open_share_box(b.box, self._sid, b.from_, self._id, self._enc.private_key,
@@ -196,17 +214,21 @@ class SecureParty:
         if both:
             raise PermissionDenied("secure aggregation: refused: the request asks for both the "
                                    "seed and the key of party %d" % both[0])
-        if len(s) < self._t:
-            raise PermissionDenied("secure aggregation: refused: %d survivors, fewer than t = %d"
-                                   % (len(s), self._t))
+        # The survivors among the holders of this party's secrets (every
+        # party without a graph): fewer than t, and nothing is answered.
+        holders = sum(1 for v in s if v == self._id or self._linked(v))
+        if holders < self._t:
+            raise PermissionDenied("secure aggregation: refused: %d survivors among the holders "
+                                   "of party %d's shares, fewer than t = %d"
+                                   % (holders, self._id, self._t))
         if self._id not in s:
             raise InvalidArgument("secure aggregation: asked, but not a survivor")
         for v in s:
-            if v != self._id and v not in self._from_peers:
+            if v != self._id and self._linked(v) and v not in self._from_peers:
                 raise InvalidArgument("secure aggregation: survivor %d sent this party no shares"
                                       % v)
         for v in d:
-            if v not in self._from_peers:
+            if self._linked(v) and v not in self._from_peers:
                 raise InvalidArgument("secure aggregation: dropped party %d sent this party no "
                                       "shares" % v)
 
@@ -226,10 +248,12 @@ class SecureParty:
             raise FailedPrecondition("secure aggregation: no roster")
         reply = UnmaskReply(self._id)
         for v in sorted(request.survivors):
-            own = v == self._id
-            reply.seed_shares[v] = _copy_share(
-                self._own.self_seed if own else self._from_peers[v].self_seed)
+            if v == self._id:
+                reply.seed_shares[v] = _copy_share(self._own.self_seed)
+            elif self._linked(v):
+                reply.seed_shares[v] = _copy_share(self._from_peers[v].self_seed)
         for d in sorted(request.dropped):
-            reply.key_shares[d] = _copy_share(self._from_peers[d].mask_private)
+            if self._linked(d):
+                reply.key_shares[d] = _copy_share(self._from_peers[d].mask_private)
         self._answered = UnmaskRequest(sorted(request.survivors), sorted(request.dropped))
         return reply

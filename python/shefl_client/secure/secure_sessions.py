@@ -172,7 +172,8 @@ class SecureSessions:
         with self._lock:
             s, me = self._party_session(key, "a roster without a setup")
             p = SessionParams(run_id=r.run_id, round=key[0], model=key[1], n=len(r.keys),
-                              t=int(r.threshold), scale_bits=s.encoding.scale_bits,
+                              t=int(r.threshold), degree=int(r.degree),
+                              scale_bits=s.encoding.scale_bits,
                               clip=s.encoding.clip)
             theirs = to_key32(r.support_hash, "support_hash")
             p.model_hash = to_key32(r.model_hash, "model_hash")
