@@ -13,9 +13,10 @@
 //                 "Secure aggregation" counts it (BytesOf below), the
 //                 upload against a plain fp32 top-k upload of the same K
 //                 on the model of d weights (index codec).
-// Usage: build/bin/secure_bench [--bytes-only] [N ...]   (default 10 100;
-// 1000 takes minutes; --bytes-only prints the bytes alone, without running
-// a session, for n as large as 10,000). Medians of 3 sessions (of 1 at
+// Usage: build/bin/secure_bench [--bytes-only] [--graph-only] [N ...]
+// (default 10 100; 1000 takes minutes; --bytes-only prints the bytes alone,
+// without running a session, for n as large as 10,000; --graph-only skips
+// the all-pairs sessions where a graph is used). Medians of 3 sessions (of 1 at
 // n >= 1,000). d = 582,026 (the paper's CNN); K at 1% and 10% of d.
 #include <algorithm>
 #include <chrono>
@@ -181,10 +182,18 @@ std::vector<uint32_t> RandomIndices(uint64_t k) {
 int main(int argc, char** argv) {
   using namespace shefl;
   const char* usage =
-      "usage: secure_bench [--bytes-only] [N ...]   (parties; default 10 100)\n";
-  bool bytes_only = false;
+      "usage: secure_bench [--bytes-only] [--graph-only] [N ...]   (parties; "
+      "default 10 100)\n";
+  bool bytes_only = false, graph_only = false;
+  const auto bare = [](bool* on) {
+    return [on](const char* v) {
+      *on = true;
+      return v == nullptr;  // a bare switch
+    };
+  };
   const bench::BenchArgs args = bench::ParseBenchArgs(
-      argc, argv, usage, {{"--bytes-only", bench::BoolFlag(&bytes_only)}});
+      argc, argv, usage,
+      {{"--bytes-only", bare(&bytes_only)}, {"--graph-only", bare(&graph_only)}});
   if (args.exit_code >= 0) return args.exit_code;
   std::vector<uint32_t> ns;
   for (size_t i = 0; i < args.positional.size(); ++i)
@@ -197,6 +206,7 @@ int main(int argc, char** argv) {
     for (bool graph : {false, true}) {
       const uint32_t degree = graph ? GraphDegree(n) : 0;
       if (graph && degree == 0) continue;  // all pairs anyway
+      if (!graph && graph_only && GraphDegree(n) > 0) continue;
       const std::string shape =
           graph ? "k = " + std::to_string(degree) : std::string("all pairs");
       for (uint64_t k : {kDim / 100, kDim / 10})

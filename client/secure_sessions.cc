@@ -124,6 +124,9 @@ absl::Status SecureSessions::OnSetup(const CoordinatorLink& link,
     e.clip = s.clip();
     e.scale_bits = static_cast<int>(s.scale_bits());
     e.word_bits = s.word_bits() == 16 ? 16 : 32;
+    // Never in a masked session: the dense sums would give away what the
+    // masks hide, whoever asks.
+    e.diagnose = s.diagnose() && !p_.masked;
     e.seed = p_.seed;
     e.round = key.first;
     e.model = s.model_id();
@@ -276,6 +279,9 @@ void SecureSessions::AddDeltaLocked(const Key& key, Session& s, int64_t client,
     if (r.defined() && static_cast<size_t>(r.numel()) == delta.size())
       residual = ToVector(r);
   }
+  // The diagnosis reads the residual in force, which the input replaces.
+  const std::vector<float> in_force =
+      s.encoding.diagnose ? residual : std::vector<float>();
   if (auto st = AddClientInput(delta, weight, static_cast<uint32_t>(client),
                                s.encoding, &residual, &s.q, s.own_k[client]);
       !st.ok()) {
@@ -283,6 +289,9 @@ void SecureSessions::AddDeltaLocked(const Key& key, Session& s, int64_t client,
     return;
   }
   s.added.insert(client);
+  if (s.encoding.diagnose)
+    AddClientDiagnosis(delta, in_force, weight, s.encoding.clip,
+                       s.own_k[client], &s.diagnosis);
   if (!p_.residuals) return;
   if (residual.empty()) residual = delta;  // the support was empty
   at::Tensor t = at::from_blob(residual.data(),
@@ -323,6 +332,10 @@ void SecureSessions::MaybeSendInput(const CoordinatorLink& link,
     if (p_.adversary) p_.adversary->TamperWords(&input.y);
     *call.mutable_input() =
         ToProto(input, s.encoding.support.size(), s.encoding.word_bits);
+    if (s.encoding.diagnose) {
+      call.mutable_input()->set_dense(DenseBytes(s.diagnosis));
+      call.mutable_input()->set_own_union(UnionBytes(s.diagnosis));
+    }
     call.set_party(s.party);
     clients = s.added;
   }

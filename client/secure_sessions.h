@@ -42,6 +42,7 @@
 #include "common/secure/party.h"
 #include "common/secure/secret.h"
 #include "common/secure/secure_input.h"
+#include "common/secure/support_diagnosis.h"
 #include "shefl.pb.h"
 
 namespace shefl {
@@ -101,6 +102,8 @@ class SecureSessions {
     SecretWords q;  // the sum of its clients' words, before masking
     std::set<int64_t> added;  // clients whose words are in q
     std::set<int64_t> done;   // clients whose part is in (or failed)
+    // secure.diagnose (clear_support): the dense sum and own top-k union.
+    SupportDiagnosis diagnosis;
     // Deltas that came before the setup.
     std::map<int64_t, std::optional<std::vector<float>>> early;
   };

@@ -158,6 +158,14 @@ TEST_CASE("python: the secure party masks along the C++ neighbour graph") {
                   "test_a_mixed_graph_run_equals_cpp_graph_and_all_pairs_runs"});
 }
 
+// The support diagnosis in the Python party: its dense sum and union by
+// hand, and a mixed diagnosed run logging the C++ run's fits.
+TEST_CASE("python: the secure party's support diagnosis is the C++ one") {
+  RunPythonTests("test_secure_diagnosis",
+                 {"test_the_dense_sum_and_the_union_by_hand",
+                  "test_a_mixed_diagnosed_run_logs_the_cpp_fits_and_changes_no_model"});
+}
+
 // A Python client as a secure-aggregation party
 // (shefl_client.secure.secure_sessions):
 // mixed runs under common_support (the Python party hosting three clients,

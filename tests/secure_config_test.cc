@@ -117,5 +117,14 @@ TEST_CASE("secure config: SecAgg+ fractions and degree are checked, naming the k
              Catch::Contains("secure.dropout_fraction"));
 }
 
+TEST_CASE("secure config: the diagnosis only in the clear, and not with the oracle") {
+  CHECK_THAT(ErrorOf({"secure.diagnose=true"}),
+             Catch::Contains("secure.diagnose") && Catch::Contains("clear_support"));
+  CHECK(Load({"secure.diagnose=true", "aggregation.secure=clear_support"}).ok());
+  CHECK_THAT(ErrorOf({"secure.diagnose=true", "aggregation.secure=clear_support",
+                      "secure.support=oracle"}),
+             Catch::Contains("secure.diagnose") && Catch::Contains("oracle"));
+}
+
 }  // namespace
 }  // namespace shefl

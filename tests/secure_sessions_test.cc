@@ -3,7 +3,8 @@
 // (tests/fake_coordinator.h, in-process gRPC): what a party sends for each
 // stage, and to whom, with the coordinator's part played by the
 // collector of common/secure and two more parties; the input in clear
-// (clear_support) and the residuals its answer settles; deltas that come
+// (clear_support) and the residuals its answer settles; the diagnosis
+// (secure.diagnose) sent in clear and ignored when masked; deltas that come
 // before the setup; sessions whose round ended. And that a session wipes
 // what it holds when it ends: the party's keys and seed, the input sum
 // before masking, and the deltas that came before the setup, at the end
@@ -25,6 +26,7 @@
 #include "common/secure/collector.h"
 #include "common/secure/party.h"
 #include "common/secure/public_hashes.h"
+#include "common/secure/support_diagnosis.h"
 #include "common/secure_wire/secure_wire.h"
 #include "shefl.grpc.pb.h"
 #include "tests/fake_coordinator.h"
@@ -80,7 +82,11 @@ TEST_CASE("a party answers each stage once its part is in, and its masked input 
   }
 
   // Setup: the party's keys go up, and nothing else.
-  d.sessions.OnFeed(link, Setup(round, 21, {{21, 1.0}, {22, 0.5}}));
+  // A setup that asks a masked party for the diagnosis (what a lying
+  // coordinator would do to see the dense sums): it is ignored.
+  v1::FeedMessage setup = Setup(round, 21, {{21, 1.0}, {22, 0.5}});
+  setup.mutable_secure_setup()->set_diagnose(true);
+  d.sessions.OnFeed(link, setup);
   std::vector<v1::SecureCall> calls = fake.secure_calls();
   REQUIRE(calls.size() == 1);
   CHECK(calls[0].session_id() == FakeCoordinator::kSessionId);
@@ -145,6 +151,8 @@ TEST_CASE("a party answers each stage once its part is in, and its masked input 
   CHECK(calls[2].party() == 21);
   CHECK(calls[2].input().weight() == 1.5);
   CHECK(calls[2].input().words().size() == 4 * kSupport.size());
+  CHECK(calls[2].input().dense().empty());
+  CHECK(calls[2].input().own_union().empty());
   auto input = FromProto(calls[2].input(), 21, kSupport.size());
   REQUIRE(input.ok());
   REQUIRE(collector.AddInput(*input).ok());
@@ -256,6 +264,28 @@ TEST_CASE("a clear_support party sends its clients' words and the answer settles
   REQUIRE(fake.secure_calls().size() == 3);
   CHECK(ToFloats(d.residuals.Newest(21, 0)) == r21_5);
   CHECK(r21_5 != kept21);
+}
+
+TEST_CASE("a clear_support party asked for the diagnosis sends its dense sum and own top-k union") {
+  FakeCoordinator fake;
+  const CoordinatorLink link = fake.link();
+  PartyDaemon d(/*masked=*/false);
+  v1::FeedMessage setup = Setup(3, 21, {{21, 1.0}, {22, 0.5}});
+  setup.mutable_secure_setup()->set_diagnose(true);
+  for (auto& w : *setup.mutable_secure_setup()->mutable_weights()) w.set_k(3);
+  d.sessions.OnFeed(link, setup);
+  const std::vector<float> d21 = Ramp(-0.3f, 0.04f, true), d22 = Ramp(0.5f, -0.05f);
+  d.sessions.Contribute(link, 3, 0, 22, d22);
+  d.sessions.Contribute(link, 3, 0, 21, d21);
+  SupportDiagnosis expected;
+  AddClientDiagnosis(d22, {}, 0.5, 1.0, 3, &expected);
+  AddClientDiagnosis(d21, {}, 1.0, 1.0, 3, &expected);
+  const std::vector<v1::SecureCall> calls = fake.secure_calls();
+  REQUIRE(calls.size() == 1);
+  CHECK(calls[0].input().dense() == DenseBytes(expected));
+  CHECK(calls[0].input().own_union() == UnionBytes(expected));
+  CHECK(calls[0].input().dense().size() == 4 * kDim);
+  CHECK_FALSE(expected.own_union.empty());
 }
 
 TEST_CASE("deltas that come before the setup wait for it, and a failed client adds nothing") {

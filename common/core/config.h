@@ -230,6 +230,11 @@ struct SecureConfig {
   double collude_fraction = 1.0 / 3;
   double dropout_fraction = 1.0 / 3;
   int64_t graph_degree = 0;
+  // clear_support only: each party also sends its dense sum and its
+  // clients' own top-k union, and rounds.jsonl says how much of the sum's
+  // energy, and of that union, the support held
+  // (common/secure/support_diagnosis.h).
+  bool diagnose = false;
 };
 
 // The bounds applied when aggregation.robust is on (common/fed/robust.h).

@@ -297,6 +297,10 @@ std::vector<Field> Fields(ExperimentConfig& c) {
       {"secure.dropout_fraction", "SecAgg+: the fraction of parties that "
        "may drop; the sum is still unmasked but with probability 2^-20.",
        &c.secure.dropout_fraction, 0, 0.9},
+      {"secure.diagnose", "clear_support only: parties also send their dense "
+       "sums in the clear, and each round's line says the share of the sum's "
+       "energy the support held and of the clients' own top-k it sent.",
+       &c.secure.diagnose},
       {"secure.graph_degree", "SecAgg+: each party's neighbours, even; 0: "
        "the least degree the two fractions allow.",
        &c.secure.graph_degree, 0, 1e6},

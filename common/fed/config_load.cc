@@ -197,6 +197,17 @@ void CheckSecure(ConfigResolution& r) {
              "the oracle support needs every update in the clear; set "
              "aggregation.secure to clear_support",
              {"aggregation.secure"});
+  if (c.secure.diagnose && c.aggregation.secure != "clear_support")
+    r.Refuse("secure.diagnose",
+             "the diagnosis sends each party's dense sum in the clear; set "
+             "aggregation.secure to clear_support (masked runs give the same "
+             "models)",
+             {"aggregation.secure"});
+  if (c.secure.diagnose && c.secure.support == "oracle")
+    r.Refuse("secure.diagnose",
+             "the oracle support logs its energy itself; set secure.support "
+             "to accumulator or layout",
+             {"secure.support"});
   if (c.secure.vote && c.secure.support != "layout")
     r.Refuse("secure.vote",
              "the vote chooses the layout support's V; set secure.support "

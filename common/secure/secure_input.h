@@ -41,6 +41,9 @@ struct SecureEncoding {
   // The vote's grids (common/secure/vote_counts.h); empty: no vote. Its
   // counts follow the K value words: the input is K + V words.
   std::vector<TensorGrid> vote;
+  // clear_support with secure.diagnose: the input carries the party's
+  // dense sum too (common/secure/support_diagnosis.h).
+  bool diagnose = false;
   // K + V: the words of every party's input.
   uint64_t words() const { return support.size() + MarginalWords(vote); }
 };

@@ -80,6 +80,7 @@ std::optional<SecureModelPlan> SecurePlanner::PlanModel(
   e.vote = grids_;
   e.clip = config_.secure.clip;
   e.word_bits = static_cast<int>(config_.secure.word_bits);
+  e.diagnose = config_.secure.diagnose;
   e.scale_bits = static_cast<int>(config_.secure.scale_bits);
   e.seed = config_.seed;
   e.round = round;
@@ -159,7 +160,8 @@ void SecurePlanner::Weigh(const RoundPlan& plan, int64_t model,
     SecurePartyPlan& party = by_daemon[owner->session_id];
     if (party.weights.empty()) party.id = static_cast<uint32_t>(client);
     party.weights[client] = c / largest;
-    if (!grids_.empty()) party.own_k[client] = OwnK(plan, client, model);
+    if (!grids_.empty() || config_.secure.diagnose)
+      party.own_k[client] = OwnK(plan, client, model);
   }
   for (auto& [daemon, party] : by_daemon) out->parties.push_back(party);
   std::sort(out->parties.begin(), out->parties.end(),

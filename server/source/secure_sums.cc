@@ -163,6 +163,10 @@ nlohmann::json SecureSums::HandInModel(RoundState& rs, int64_t m) {
     planner_->Voted(m, std::move(o.votes));
     entry["survivors"] = o.survivors;
     entry["dropped"] = o.dropped;
+    if (o.fit) {
+      entry["energy"] = o.fit->energy;
+      entry["overlap"] = o.fit->overlap;
+    }
     entry["clients"] = o.clients.size();
     CountUpdates(o.clients.size(), "accepted");
   }

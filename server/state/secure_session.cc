@@ -59,6 +59,7 @@ void SecureSession::Start() {
         sw->set_k(k->second);
     }
     s->set_word_bits(static_cast<uint32_t>(plan_.encoding.word_bits));
+    s->set_diagnose(plan_.encoding.diagnose);
     for (const TensorGrid& g : plan_.encoding.vote) {
       v1::SecureGrid* sg = s->add_vote();
       sg->set_offset(g.offset);
@@ -133,6 +134,10 @@ absl::Status SecureSession::TakeInput(const v1::SecureCall& call) {
         "party ", party, " declares weight ", input.weight, "; its clients' "
         "public weights sum to ", planned));
   if (!plan_.masked) {
+    if (plan_.encoding.diagnose)
+      SHEFL_RETURN_IF_ERROR(AddPartyDiagnosis(call.input().dense(),
+                                              call.input().own_union(),
+                                              plan_.dim, &diagnosis_));
     clear_[party] = std::move(input.y);
   } else if (auto st = collector_.AddInput(input); !st.ok()) {
     return st;
@@ -230,6 +235,8 @@ absl::Status SecureSession::Finish() {
       for (size_t i = 0; i < y.size(); ++i) sum.sum[i] += y[i];
       sum.survivors.push_back(party);
     }
+    if (plan_.encoding.diagnose && !diagnosis_.dense.empty())
+      outcome_.fit = FitOf(diagnosis_, plan_.encoding.support);
   }
   WidenValueWords(plan_.encoding, &sum.sum);
   outcome_.parties = sum.survivors;

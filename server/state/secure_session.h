@@ -27,6 +27,7 @@
 #include "common/core/mutex.h"
 #include "common/secure/collector.h"
 #include "common/secure/secure_input.h"
+#include "common/secure/support_diagnosis.h"
 #include "common/sparse/sparse_delta.h"
 #include "shefl.pb.h"
 
@@ -89,6 +90,8 @@ class SecureSession {
     std::string why;                    // abandoned or corrupt: the reason
     // With a vote (encoding.vote): the sum's counts, V words; else empty.
     std::vector<uint32_t> votes;
+    // With secure.diagnose, once summed: how the support fit the round.
+    std::optional<SupportFit> fit;
   };
   // Once done.
   Outcome outcome() const;
@@ -128,6 +131,8 @@ class SecureSession {
   Clock::time_point until_ ABSL_GUARDED_BY(mu_);
   // clear_support: the inputs, summed as they come.
   std::map<uint32_t, std::vector<uint32_t>> clear_ ABSL_GUARDED_BY(mu_);
+  // secure.diagnose: the parties' dense sums and own top-k union.
+  SupportDiagnosis diagnosis_ ABSL_GUARDED_BY(mu_);
   // The weight each input declared: its clients' that sent values.
   std::map<uint32_t, double> declared_ ABSL_GUARDED_BY(mu_);
   Outcome outcome_ ABSL_GUARDED_BY(mu_);

@@ -43,6 +43,7 @@ from .primitives import (DataLoss, FailedPrecondition, InvalidArgument, SecureEr
                          Words, sha256, to_key32)
 from .secure_input import SecureEncoding, add_client_input, input_bytes
 from .session_id import SessionParams
+from .support_diagnosis import SupportDiagnosis, add_client_diagnosis, dense_bytes, union_bytes
 from .shamir import serialize_shamir_share
 from .share_box import SHARE_BOX_BYTES
 
@@ -85,6 +86,9 @@ class _Session:
     done: set[int] = field(default_factory=set)   # clients whose part is in (or failed)
     # Deltas that came before the setup.
     early: dict[int, Optional[Delta]] = field(default_factory=dict)
+    # secure.diagnose (clear_support only): the dense sum and own top-k union.
+    diagnose: bool = False
+    diagnosis: SupportDiagnosis = field(default_factory=SupportDiagnosis)
 
 
 class SecureSessions:
@@ -141,6 +145,9 @@ class SecureSessions:
                                               [(int(g.offset), int(g.rows), int(g.cols))
                                                for g in s.vote],
                                               16 if int(s.word_bits) == 16 else 32)
+            # Never in a masked session: the dense sums would give away
+            # what the masks hide, whoever asks.
+            session.diagnose = bool(s.diagnose) and not self.masked
             for w in s.weights:
                 session.weights[int(w.client_id)] = float(w.weight)
                 session.own_k[int(w.client_id)] = int(w.k)
@@ -280,6 +287,9 @@ class SecureSessions:
             self._log(key, "client %d: %s" % (client, e))
             return
         s.added.add(client)
+        if s.diagnose:
+            add_client_diagnosis(delta, residual, weight, s.encoding.clip,
+                                 s.own_k.get(client, 0), s.diagnosis)
         if self.residuals is None:
             return
         try:
@@ -312,6 +322,9 @@ class SecureSessions:
                     return
             call.input.weight = masked.weight
             call.input.words = input_bytes(masked.y, s.encoding)
+            if s.diagnose:
+                call.input.dense = dense_bytes(s.diagnosis)
+                call.input.own_union = union_bytes(s.diagnosis)
             call.party = s.party
             clients = sorted(s.added)
         call.round, call.model_id = key
