@@ -245,7 +245,7 @@ TEST_CASE("the finder's degree is used above graph_above, its t a majority of th
   CHECK(raised->degree < 999);
 }
 
-TEST_CASE("the session id covers the degree; all pairs keeps the v1 bytes") {
+TEST_CASE("the session id covers the degree, and all pairs keep the v1 bytes") {
   SessionParams p;
   p.run_id = "r";
   p.roster = {1, 2, 3, 4, 5, 6, 7, 8};
