@@ -235,6 +235,8 @@ std::string MainUsage() {
          "                       `shefl run --resume RUN_DIR`\n"
          "  config CONFIG [--set k=v]  print the resolved config;\n"
          "                       --reference: every key\n"
+         "  privacy CONFIG [--target EPS]  the epsilon a config's differential\n"
+         "                       privacy reaches, without running it\n"
          "  certs --out DIR --hosts a,b  a development CA, server and client\n"
          "                       certificates and a token (TLS, mTLS)\n"
          "  health HOST:PORT     is the coordinator serving? (exit 0 if so)\n"

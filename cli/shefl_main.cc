@@ -13,6 +13,7 @@
 #include "cli/health_command.h"
 #include "cli/launch_args.h"
 #include "cli/ls_command.h"
+#include "cli/privacy_command.h"
 #include "cli/report.h"
 #include "cli/report_outputs.h"
 #include "cli/run_command.h"
@@ -101,6 +102,7 @@ int main(int argc, char** argv) {
   if (!args.empty() && args[0] == "health") return shefl::HealthCommand(args);
   if (!args.empty() && args[0] == "config") return shefl::ConfigCommand(args);
   if (!args.empty() && args[0] == "ls") return shefl::LsCommand(args);
+  if (!args.empty() && args[0] == "privacy") return shefl::PrivacyCommand(args);
   if (!args.empty() && args[0] == "status") return shefl::StatusCommand(args);
   if (!args.empty() && args[0] == "stop") return shefl::StopCommand(args);
   if (!args.empty() && args[0] == "--version") {

@@ -55,6 +55,10 @@ absl::Status Coordinator::Run() {
     if (t > first_round_)
       if (absl::Status st = WaitForDaemons(t + 1); !st.ok()) return GiveUp(st);
     if (state_->stop) break;
+    if (const std::string why = source_->StopBefore(t + 1); !why.empty()) {
+      LogLine("coordinator", why);
+      break;
+    }
     if (absl::Status st = RunRound(t); !st.ok()) {
       WaitForRecord().IgnoreError();
       LogLine("coordinator", absl::StrCat("round ", t + 1, " failed: ",
@@ -183,8 +187,11 @@ absl::Status Coordinator::StartRecord(RoundRun& r,
   PendingRecord rec;
   rec.round = r.round;
   rec.closed = std::move(r.closed);
+  // The last round is evaluated, whether the config's or the one before
+  // privacy.target_epsilon stops the run.
   rec.evaluate = r.round % state_->config.eval.every == 0 ||
-                 r.round == state_->config.rounds;
+                 r.round == state_->config.rounds ||
+                 !source_->StopBefore(r.round + 1).empty();
   rec.wall = Since(r.start);
   rec.own = r.own + Since(close_start) - record_wait;
   rec.line = PendingLine(r, rec, record_wait);

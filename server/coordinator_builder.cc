@@ -175,7 +175,8 @@ absl::Status CoordinatorBuilder::MakeRoundParts(
   MakeState(std::move(store));
   c.capacity_ = std::make_unique<CapacityPlan>(c.state_->config,
                                                c.state_->reports);
-  c.source_ = MakeUpdateSource(c.state_.get(), c.lost_.get());
+  SHEFL_ASSIGN_OR_RETURN(c.source_,
+                         MakeUpdateSource(c.state_.get(), c.lost_.get()));
   if (resume_ && have_checkpoint_) SHEFL_RETURN_IF_ERROR(LoadSourceState());
   return c.kind_->Bind({c.state_.get(), c.evaluator_.get(),
                         c.scheduler_.get(), c.capacity_.get(),
@@ -189,6 +190,7 @@ absl::Status CoordinatorBuilder::LoadSourceState() {
   Coordinator& c = *c_;
   const std::string path = c.results_->source_state_path(c.first_round_);
   if (!std::filesystem::exists(path)) {
+    SHEFL_RETURN_IF_ERROR(c.source_->StateMissing(c.first_round_));
     if (!c.source_->SaveState(c.first_round_).empty())
       LogLine("coordinator", absl::StrCat("no update source state at '", path,
                                           "': it starts again from empty"));

@@ -113,7 +113,11 @@ std::string Coordinator::RecordSummary(const RoundRun& r,
       rec.line["bytes_up"].get<double>() / 1e6,
       rec.line["bytes_down"].get<double>() / 1e6, dl.physical_down / 1e6,
       r.books->accepted(), r.books->rejected(), r.books->late(), rec.wall,
-      rec.own);
+      rec.own) +
+         (rec.line.contains("epsilon")
+              ? absl::StrFormat("  epsilon %.3f",
+                                rec.line["epsilon"].get<double>())
+              : std::string());
 }
 
 absl::Status Coordinator::WaitForRecord() {

@@ -324,6 +324,32 @@ struct FensConfig {
   int64_t batch_size = 64;
 };
 
+// Differential privacy (docs/PRIVACY.md): user-level over the whole run.
+// A client's updates of a round, to every model it trains, are clipped
+// together to L2 norm `clip`; the coordinator adds Gaussian noise of
+// standard deviation noise_multiplier x clip x the largest coefficient a
+// client carries to each model's fixed-denominator sum, and an RDP
+// accountant adds up what each round costs.
+struct PrivacyConfig {
+  std::string mode = "off";       // off | central
+  double noise_multiplier = 1.0;  // z
+  double clip = 1.0;              // S (adaptive_clip: the first round's)
+  // The run stops before a round that would take epsilon past this; 0:
+  // no stop (epsilon is still reported).
+  double target_epsilon = 0;
+  double delta = 0;               // 0: 1 / N^1.1
+  // Andrew et al. 2021: S follows the clip_quantile of the clients' joint
+  // norms, from a noised count of the clients under S.
+  bool adaptive_clip = false;
+  double clip_quantile = 0.5;     // gamma
+  double clip_lr = 0.2;           // eta: S *= exp(-eta (b - gamma))
+  double count_noise = 0;         // sigma_b; 0: the expected cohort / 20
+  // The noise's generator: 0 draws a fresh key from the operating system
+  // each run (the guarantee needs noise nobody can predict); any other
+  // value derives it from this, for runs that must repeat exactly.
+  uint64_t noise_seed = 0;
+};
+
 struct ExperimentConfig {
   std::string name = "experiment";
   // shefl | fedensemble | fedavg | fedprox | hasa | fens: fixes who trains what
@@ -347,6 +373,7 @@ struct ExperimentConfig {
   HasaConfig hasa;
   RobustConfig robust;
   SecureConfig secure;
+  PrivacyConfig privacy;
 };
 
 // Where each key that was set came from: "file:line" or "--set", so that

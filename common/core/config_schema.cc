@@ -319,6 +319,32 @@ std::vector<Field> Fields(ExperimentConfig& c) {
       {"robust.shard_multiple", "A claimed shard size above this x the "
        "median claim is taken as that bound; 0: as claimed.",
        &c.robust.shard_multiple, 0, 1e6},
+      {"privacy.mode", "Differential privacy: off, or central (the "
+       "coordinator clips each client's joint update and noises each "
+       "model's sum; docs/PRIVACY.md).", &c.privacy.mode, 0, 0,
+       {"off", "central"}},
+      {"privacy.noise_multiplier", "z: the noise's standard deviation over "
+       "the sensitivity.", &c.privacy.noise_multiplier, 0.01, 1e6},
+      {"privacy.clip", "S: the L2 bound of a client's updates of a round, "
+       "all models together (adaptive_clip: the first round's).",
+       &c.privacy.clip, 1e-9, 1e9},
+      {"privacy.target_epsilon", "The run stops before a round that would "
+       "take epsilon past this; 0: no stop.", &c.privacy.target_epsilon, 0,
+       1e6},
+      {"privacy.delta", "The delta of (epsilon, delta); 0: 1 / N^1.1 for N "
+       "clients.", &c.privacy.delta, 0, 0.1},
+      {"privacy.adaptive_clip", "The clip follows privacy.clip_quantile of "
+       "the clients' norms from a noised count (Andrew et al. 2021).",
+       &c.privacy.adaptive_clip},
+      {"privacy.clip_quantile", "adaptive_clip: the target share of clients "
+       "under the clip (gamma).", &c.privacy.clip_quantile, 0.01, 0.99},
+      {"privacy.clip_lr", "adaptive_clip: S *= exp(-clip_lr (share under S "
+       "- clip_quantile)) each round.", &c.privacy.clip_lr, 0, 10},
+      {"privacy.count_noise", "adaptive_clip: the count's noise (sigma_b); "
+       "0: the expected cohort / 20.", &c.privacy.count_noise, 0, 1e9},
+      {"privacy.noise_seed", "0: a fresh noise key from the operating "
+       "system each run; otherwise the key derives from this (repeatable "
+       "runs, no guarantee against who knows it).", &c.privacy.noise_seed},
       {"eval.every", "Evaluate the models every this many rounds.",
        &c.eval.every, 1, 1e9},
       {"eval.threshold", "Ensemble accuracy that counts as converged "

@@ -8,6 +8,7 @@
 #include "common/core/status_macros.h"
 #include "common/fed/capacity.h"
 #include "common/fed/methods/registry.h"
+#include "common/fed/privacy_plan.h"
 
 namespace shefl {
 namespace {
@@ -285,6 +286,7 @@ absl::StatusOr<ExperimentConfig> ParseConfigWithOverrides(
   CheckTrainingAndData(r);
   CheckReduction(r);
   CheckSecure(r);
+  CheckPrivacy(r);
   SHEFL_RETURN_IF_ERROR(r.Result());
   return std::move(parsed.config);
 }

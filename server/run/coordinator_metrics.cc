@@ -232,6 +232,18 @@ CoordinatorMetrics::CoordinatorMetrics()
                                "secure sums, sitting out the next round")
                          .Register(r)
                          .Add({});
+  privacy_epsilon_ = &prometheus::BuildGauge()
+                          .Name("shefl_privacy_epsilon")
+                          .Help("Differential privacy: epsilon spent so far "
+                                "at the run's delta (privacy.mode on)")
+                          .Register(r)
+                          .Add({});
+  privacy_clip_ = &prometheus::BuildGauge()
+                       .Name("shefl_privacy_clip")
+                       .Help("Differential privacy: the clip S of the next "
+                             "round's joint client updates")
+                       .Register(r)
+                       .Add({});
 }
 
 void CoordinatorMetrics::SetClientsExpected(int64_t num_clients,

@@ -116,6 +116,10 @@ class CoordinatorMetrics {
   // Clients of daemons blamed for corrupt secure sums, sitting out the
   // next round (server/state/party_blame.h).
   void SetSecureBenched(double clients) { secure_benched_->Set(clients); }
+  void SetPrivacy(double epsilon, double clip) {
+    privacy_epsilon_->Set(epsilon);
+    privacy_clip_->Set(clip);
+  }
   // Also sets shefl_clients_missing (N less the connected).
   void SetClientsConnected(int64_t n) {
     clients_connected_->Set(static_cast<double>(n));
@@ -164,6 +168,8 @@ class CoordinatorMetrics {
   prometheus::Gauge* staller_strikes_ = nullptr;
   prometheus::Gauge* clients_sitting_out_ = nullptr;
   prometheus::Gauge* secure_benched_ = nullptr;
+  prometheus::Gauge* privacy_epsilon_ = nullptr;
+  prometheus::Gauge* privacy_clip_ = nullptr;
 };
 
 }  // namespace shefl

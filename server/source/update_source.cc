@@ -1,6 +1,8 @@
 #include "server/source/update_source.h"
 
+#include "common/core/status_macros.h"
 #include "common/net/run_label.h"
+#include "server/source/central_privacy.h"
 #include "server/source/plain_uploads.h"
 #include "server/source/secure_sums.h"
 
@@ -44,16 +46,22 @@ std::vector<TensorGrid> VoteGrids(const CoordinatorState& state) {
 
 }  // namespace
 
-std::unique_ptr<UpdateSource> MakeUpdateSource(CoordinatorState* state,
-                                               const LostDaemons* lost) {
+absl::StatusOr<std::unique_ptr<UpdateSource>> MakeUpdateSource(
+    CoordinatorState* state, const LostDaemons* lost) {
   const ExperimentConfig& cfg = state->config;
-  if (cfg.aggregation.secure == "off")
-    return std::make_unique<PlainUploads>(state, lost);
-  return std::make_unique<SecureSums>(
-      state, lost,
-      std::make_unique<SecurePlanner>(cfg, state->store->dim(),
-                                      RunIdOfFolder(cfg.out_dir),
-                                      SmallTensors(*state), VoteGrids(*state)));
+  if (cfg.aggregation.secure != "off")
+    return std::make_unique<SecureSums>(
+        state, lost,
+        std::make_unique<SecurePlanner>(cfg, state->store->dim(),
+                                        RunIdOfFolder(cfg.out_dir),
+                                        SmallTensors(*state), VoteGrids(*state)));
+  auto plain = std::make_unique<PlainUploads>(state, lost);
+  if (cfg.privacy.mode == "central") {
+    SHEFL_ASSIGN_OR_RETURN(auto priv,
+                           CentralPrivacy::Create(state, std::move(plain)));
+    return std::unique_ptr<UpdateSource>(std::move(priv));
+  }
+  return std::unique_ptr<UpdateSource>(std::move(plain));
 }
 
 }  // namespace shefl

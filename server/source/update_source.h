@@ -23,6 +23,7 @@
 #include <nlohmann/json.hpp>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "common/core/config.h"
 #include "common/fed/aggregate.h"
 #include "common/fed/schedule.h"
@@ -69,11 +70,21 @@ class UpdateSource {
   virtual absl::Status LoadState(const std::string& bytes, int64_t round) {
     return absl::OkStatus();
   }
+  // On a resume whose checkpoint has no source state: whether the source
+  // may start from empty (a privacy accountant may not: it would forget
+  // what the run spent).
+  virtual absl::Status StateMissing(int64_t round) const {
+    return absl::OkStatus();
+  }
+  // Before round `round` opens: why the run must stop instead (empty: it
+  // goes on). The privacy source stops before privacy.target_epsilon.
+  virtual std::string StopBefore(int64_t round) const { return ""; }
 };
 
-// aggregation.secure's source when it is on, plain uploads otherwise.
-std::unique_ptr<UpdateSource> MakeUpdateSource(CoordinatorState* state,
-                                               const LostDaemons* lost);
+// aggregation.secure's source when it is on, plain uploads otherwise;
+// under privacy.mode central, wrapped in the noise (central_privacy.h).
+absl::StatusOr<std::unique_ptr<UpdateSource>> MakeUpdateSource(
+    CoordinatorState* state, const LostDaemons* lost);
 
 }  // namespace shefl
 
