@@ -3,8 +3,8 @@
 // gives; privacy.target_epsilon stops the run before the round that would
 // pass it, and that last round is evaluated; a resumed run's accountant
 // goes on from its checkpoint (each line's epsilon is the accountant's
-// for that many rounds, /metrics shows it) and a run whose privacy state
-// is gone does not resume; `shefl privacy` prints the same epsilons.
+// for that many rounds, /metrics shows it, the adaptive clip goes on from
+// where it was) and a run whose privacy state is gone does not resume; `shefl privacy` prints the same epsilons.
 #include <signal.h>
 
 #include <cmath>
@@ -175,14 +175,16 @@ void Finish(const TempDir& dir, const Pair& p, const std::string& run,
   CHECK(WaitFor(p.coordinator, 60) == 0);
 }
 
-TEST_CASE("a resumed run's accountant goes on from its checkpoint, and one without its privacy state does not resume") {
+TEST_CASE("a resumed run's accountant and adaptive clip go on from its checkpoint, and one without its privacy state does not resume") {
   TempDir dir;
   WriteFile(dir / "c.yaml", SyntheticConfig());
   const std::string run = dir / "run";
   const Pair first = Start(dir, run, {"--config", dir / "c.yaml", "--out", run,
                                       "--set", "rounds=2", "--set",
                                       "privacy.mode=central", "--set",
-                                      "privacy.noise_multiplier=2"},
+                                      "privacy.noise_multiplier=2", "--set",
+                                      "privacy.adaptive_clip=true", "--set",
+                                      "privacy.count_noise=2"},
                            "first");
   Finish(dir, first, run, "first");
   // A copy without the privacy state is refused, naming what is missing.
@@ -204,6 +206,22 @@ TEST_CASE("a resumed run's accountant goes on from its checkpoint, and one witho
   for (int r = 0; r < 4; ++r)
     CHECK(lines[r]["epsilon"].get<double>() ==
           Approx(Epsilon(2, r + 1, kDelta)).epsilon(1e-9));
+  // Adaptive clipping: S moves by exp(-eta (share - gamma)) each round,
+  // and the next round (the resumed one too) clips at what it moved to.
+  CHECK(lines[0]["privacy"]["clip"].get<double>() == 1.0);
+  for (int r = 0; r < 4; ++r) {
+    const nlohmann::json& p = lines[r]["privacy"];
+    CHECK(p["next_clip"].get<double>() ==
+          Approx(p["clip"].get<double>() *
+                 std::exp(-0.2 * (p["clip_share"].get<double>() - 0.5))));
+    if (r > 0)
+      CHECK(p["clip"].get<double>() ==
+            lines[r - 1]["privacy"]["next_clip"].get<double>());
+  }
+  // The sum's noise is z_Delta S c_max: z_Delta = (1/4 - 1/16)^-1/2.
+  CHECK(lines[3]["privacy"]["noise_std"][0].get<double>() ==
+        Approx(std::pow(0.25 - 1.0 / 16, -0.5) *
+               lines[3]["privacy"]["clip"].get<double>() * 0.5));
 }
 
 }  // namespace
