@@ -121,7 +121,10 @@ std::string FormatRoundLine(const nlohmann::json& r, int64_t total_rounds,
                       "  loss ", loss,
                       "  up ", Megabytes(r, "bytes_up"),
                       "  down ", Megabytes(r, "bytes_down"),
-                      "  ", Seconds(r, "wall_seconds"), SecureOutcomes(r));
+                      "  ", Seconds(r, "wall_seconds"), SecureOutcomes(r),
+                      HasNumber(r, "epsilon")
+                          ? absl::StrFormat("  epsilon %.3f", r["epsilon"].get<double>())
+                          : std::string());
 }
 
 std::string FormatSummaryLine(const nlohmann::json& s) {
@@ -135,7 +138,10 @@ std::string FormatSummaryLine(const nlohmann::json& s) {
                       "  threshold ", Percent(s, "threshold"), " ", reached,
                       "  up ", Megabytes(s, "total_bytes_up"),
                       "  down ", Megabytes(s, "total_bytes_down"),
-                      "  wall ", Seconds(s, "wall_seconds"));
+                      "  wall ", Seconds(s, "wall_seconds"),
+                      HasNumber(s, "epsilon")
+                          ? absl::StrFormat("  epsilon %.3f", s["epsilon"].get<double>())
+                          : std::string());
 }
 
 }  // namespace shefl

@@ -2,6 +2,7 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 
@@ -59,6 +60,8 @@ ReportRow RowFromRounds(const RunInfo& info) {
   row.best_accuracy = info.best_accuracy.value_or(0);
   for (const nlohmann::json& r : info.rounds) {
     if (!r.is_object()) continue;
+    if (r.contains("epsilon") && r["epsilon"].is_number())
+      row.epsilon = r["epsilon"].get<double>();
     row.mb_up += Number(r, "bytes_up") / 1e6;
     row.mb_down += Number(r, "bytes_down") / 1e6;
     const bool evaluated = IsEvaluated(r) && r.contains("ensemble_accuracy") &&
@@ -97,6 +100,8 @@ absl::StatusOr<ReportRow> ReadRow(const std::string& run_dir) {
   }
   row.mb_up = Number(s, "total_bytes_up") / 1e6;
   row.mb_down = Number(s, "total_bytes_down") / 1e6;
+  if (s.contains("epsilon") && s["epsilon"].is_number())
+    row.epsilon = s["epsilon"].get<double>();
   if (info.ok() && info->state != RunState::kFinished) row.unfinished = Unfinished(*info);
   return row;
 }
@@ -128,18 +133,23 @@ std::string FormatReportTable(const std::vector<ReportRow>& rows) {
   size_t width = 4;
   for (const ReportRow& r : rows) width = std::max(width, r.name.size());
   const int w = static_cast<int>(width);
-  std::string out = absl::StrFormat("%-*s  %6s  %9s  %8s  %12s  %10s  %10s  %s\n",
+  // The epsilon column only when some run has differential privacy.
+  const bool dp = std::any_of(rows.begin(), rows.end(),
+                              [](const ReportRow& r) { return r.epsilon.has_value(); });
+  std::string out = absl::StrFormat("%-*s  %6s  %9s  %8s  %12s  %10s  %10s  %s%s\n",
                                     w, "name", "rounds", "final acc",
                                     "best acc", "to threshold", "MB up",
-                                    "MB down", "folder");
+                                    "MB down", dp ? " epsilon  " : "", "folder");
   for (const ReportRow& r : rows) {
     std::string reached = r.rounds_to_threshold
                               ? absl::StrCat(*r.rounds_to_threshold)
                               : "-";
-    absl::StrAppendFormat(&out, "%-*s  %6d  %8.1f%%  %7.1f%%  %12s  %10.2f  %10.2f  %s\n",
+    std::string eps;
+    if (dp) eps = r.epsilon ? absl::StrFormat("%8.3f  ", *r.epsilon) : "       -  ";
+    absl::StrAppendFormat(&out, "%-*s  %6d  %8.1f%%  %7.1f%%  %12s  %10.2f  %10.2f  %s%s\n",
                           w, r.name, r.rounds, 100 * r.final_accuracy,
                           100 * r.best_accuracy, reached, r.mb_up, r.mb_down,
-                          r.dir);
+                          eps, r.dir);
   }
   for (const ReportRow& r : rows)
     if (!r.unfinished.empty())

@@ -26,6 +26,9 @@ struct ReportRow {
   std::optional<int64_t> rounds_to_threshold;
   double mb_up = 0;
   double mb_down = 0;
+  // privacy.mode runs: the epsilon spent (summary.json's, or the last
+  // line's for a run not finished).
+  std::optional<double> epsilon;
   // Empty for a finished run; else its state and rounds ("running, 2 of 8
   // rounds"), printed beneath the table.
   std::string unfinished;

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_format.h"
 #include "common/privacy/rdp_accountant.h"
 #include "server/run/model_store.h"
 #include "tests/test_support.h"
@@ -115,6 +116,22 @@ TEST_CASE("privacy.target_epsilon stops the run before the round that would pass
   CHECK_THAT(summary["privacy"]["stopped"].get<std::string>(),
              Catch::Contains("privacy.target_epsilon") &&
                  Catch::Contains("stops after round 2"));
+  // `shefl run`'s round lines and its last line say the epsilon too.
+  CHECK_THAT(run.output,
+             Catch::Contains(absl::StrFormat(
+                 "epsilon %.3f", lines[0]["epsilon"].get<double>())) &&
+                 Catch::Contains(absl::StrFormat(
+                     "wall %.1f s  epsilon %.3f",
+                     summary["wall_seconds"].get<double>(),
+                     summary["epsilon"].get<double>())));
+  // `shefl report` gives the run's epsilon its column.
+  auto report = RunProcess({BinDir() + "/shefl", "report", dir / "r"}, 60);
+  INFO(report.output);
+  CHECK(report.exit_code == 0);
+  CHECK_THAT(report.output,
+             Catch::Contains("epsilon") &&
+                 Catch::Contains(absl::StrFormat(
+                     "%.3f", summary["epsilon"].get<double>())));
   // `shefl privacy` says the same without running.
   auto plan = RunProcess({BinDir() + "/shefl", "privacy", dir / "c.yaml",
                           "--set", "rounds=5", "--set", "privacy.noise_multiplier=3",
