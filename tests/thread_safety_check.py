@@ -11,6 +11,10 @@ hold a lock (or over FILE...,
 which need not be in the database: those that are not take the flags of
 server/coordinator.cc). The third-party headers are precompiled once a
 run (make_pch) for the files that reach LibTorch, gRPC or the protocol.
+A file that passed is remembered by the SHA-256 of its preprocessed text,
+its flags and clang's version, in $SHEFL_THREAD_SAFETY_CACHE (default
+~/.cache/shefl/thread_safety; "off": none), and is not analysed again while
+all three stay the same (pass_cache.py).
 Exits 1 listing the files that fail, after their diagnostics. Run by thread_safety_test.
 """
 import concurrent.futures
@@ -23,6 +27,7 @@ import subprocess
 import sys
 import tempfile
 
+import pass_cache
 from include_closure import reaches
 
 
@@ -91,14 +96,26 @@ def heavy(name):
             or name.endswith(".pb.h"))
 
 
-def check(clang, entry, path, pch=(), root=""):
+WARNINGS = ["-Wthread-safety", "-Werror=thread-safety-analysis",
+            "-Wno-unknown-warning-option"]
+
+
+def check(clang, entry, path, pch=(), root="", cache=None):
+    """(path, exit code, stderr). `cache`: (folder, clang's version) for
+    passes, or None."""
+    flags = flags_of(entry)
+    key = (pass_cache.passed_key([clang, "-E", "-P"], entry["directory"], path,
+                                 WARNINGS + flags, cache[1], root)
+           if cache else None)
+    if pass_cache.remembered(cache and cache[0], key):
+        return path, 0, ""
     if pch and not reaches(path, root, heavy):
         pch = ()
-    cmd = [clang, "-fsyntax-only", "-Wthread-safety",
-           "-Werror=thread-safety-analysis", "-Wno-unknown-warning-option",
-           *pch, *flags_of(entry), path]
+    cmd = [clang, "-fsyntax-only", *WARNINGS, *pch, *flags, path]
     r = subprocess.run(cmd, cwd=entry["directory"], capture_output=True,
                        text=True)
+    if r.returncode == 0:
+        pass_cache.remember(cache and cache[0], key)
     return path, r.returncode, r.stderr
 
 
@@ -126,7 +143,9 @@ def main():
     with tempfile.TemporaryDirectory(prefix="thread_safety_check.") as workdir, \
             concurrent.futures.ThreadPoolExecutor(max_workers=2) as pool:
         pch = make_pch(clang, model, root, workdir)
-        results = list(pool.map(lambda j: check(clang, *j, pch, root), jobs))
+        folder = pass_cache.cache_dir("thread_safety", "SHEFL_THREAD_SAFETY_CACHE")
+        cache = (folder, pass_cache.compiler_version(clang)) if folder else None
+        results = list(pool.map(lambda j: check(clang, *j, pch, root, cache), jobs))
         for path, rc, err in results:
             if rc != 0:
                 failed.append(path)

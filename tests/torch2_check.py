@@ -18,15 +18,12 @@ are checked with 2.x's <ATen/ATen.h> precompiled, made once a run (and
 only when some file is checked). A file that passed is remembered by the
 SHA-256 of its preprocessed text, its flags and g++'s version, in
 $SHEFL_TORCH2_CACHE (default ~/.cache/shefl/torch2; "off": none), and is
-not compiled again while all three stay the same: preprocessing is a
-tenth of the check, and the same input to the same compiler gives the same
-verdict. Failures are never remembered.
+not compiled again while all three stay the same (pass_cache.py).
 Exits 1 naming each file that fails and its first
 error, after the diagnostics; 2 when TORCH2_DIR lacks the headers. Run by
 torch2_test.
 """
 import concurrent.futures
-import hashlib
 import json
 import os
 import re
@@ -36,6 +33,7 @@ import sys
 import tempfile
 import threading
 
+import pass_cache
 from include_closure import reaches
 
 SCOPE = re.compile(r"/(common/data|common/learn|common/learn_stacked|server/round"
@@ -113,41 +111,14 @@ def make_pch(entry, torch2_include, workdir):
     return ["-include", header, "-Winvalid-pch"], defines(flags)
 
 
-def cache_dir():
-    d = os.environ.get("SHEFL_TORCH2_CACHE", "")
-    if d == "off":
-        return None
-    return d or os.path.join(os.path.expanduser("~"), ".cache", "shefl", "torch2")
-
-
-def passed_key(entry, path, flags, compiler, root):
-    """The SHA-256 that names a pass of `path`: g++'s version, the flags,
-    and the preprocessed text; None when g++ -E fails (then it is checked)."""
-    r = subprocess.run(["g++", "-E", "-P", *flags, path], cwd=entry["directory"],
-                       capture_output=True, env={**os.environ, "LC_ALL": "C"})
-    if r.returncode != 0:
-        return None
-    # The checkout's and the build's folders named by role, so that a pass
-    # holds in another clone of the same sources.
-    places = [(entry["directory"], "<build>"), (root, "<root>")]
-
-    def plain(text):
-        for where, role in places:
-            text = text.replace(where.encode(), role.encode())
-        return text
-    h = hashlib.sha256(compiler.encode())
-    h.update(plain("\0".join(flags).encode()))
-    h.update(plain(r.stdout))
-    return h.hexdigest()
-
-
 def check(entry, path, torch2_include, pch=None, root="", cache=None):
     """(path, exit code, stderr). `pch`: a function that makes the
     precompiled header once and returns it (or None); `cache`: (folder,
     g++'s version) for passes, or None."""
     flags = flags_of(entry, torch2_include)
-    key = passed_key(entry, path, flags, cache[1], root) if cache else None
-    if key and os.path.exists(os.path.join(cache[0], key)):
+    key = (pass_cache.passed_key(["g++", "-E", "-P"], entry["directory"], path,
+                                 flags, cache[1], root) if cache else None)
+    if pass_cache.remembered(cache and cache[0], key):
         return path, 0, ""
     made = pch() if pch else None
     if made and defines(flags) == made[1] and reaches(path, root, heavy):
@@ -156,12 +127,8 @@ def check(entry, path, torch2_include, pch=None, root="", cache=None):
     # LC_ALL=C: plain quotes in g++'s messages, whatever the caller's locale.
     r = subprocess.run(cmd, cwd=entry["directory"], capture_output=True,
                        text=True, env={**os.environ, "LC_ALL": "C"})
-    if r.returncode == 0 and key:
-        try:
-            os.makedirs(cache[0], exist_ok=True)
-            open(os.path.join(cache[0], key), "w").close()
-        except OSError:
-            pass  # no cache: the next run checks it again
+    if r.returncode == 0:
+        pass_cache.remember(cache and cache[0], key)
     return path, r.returncode, r.stderr
 
 
@@ -201,11 +168,8 @@ def main():
                 if not made:
                     made.append(make_pch(model, include, workdir))
                 return made[0]
-        folder = cache_dir()
-        cache = None
-        if folder:
-            version = subprocess.run(["g++", "--version"], capture_output=True, text=True)
-            cache = (folder, version.stdout)
+        folder = pass_cache.cache_dir("torch2", "SHEFL_TORCH2_CACHE")
+        cache = (folder, pass_cache.compiler_version("g++")) if folder else None
         results = list(pool.map(lambda j: check(*j, include, pch, root, cache), jobs))
         for path, rc, err in results:
             if rc != 0:
