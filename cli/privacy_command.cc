@@ -11,7 +11,7 @@
 #include "common/core/status_macros.h"
 #include "common/fed/config_load.h"
 #include "common/fed/privacy_plan.h"
-#include "common/privacy/rdp_accountant.h"
+#include "common/privacy/round_rdp.h"
 
 namespace shefl {
 namespace {
@@ -48,15 +48,15 @@ absl::StatusOr<PrivacyArgs> Parse(const std::vector<std::string>& args) {
   return a;
 }
 
-// The worst tier's epsilon after `rounds` rounds at multiplier z.
-PrivacySpent WorstAfter(const std::vector<SampledTier>& tiers, double z,
+// The worst tier's epsilon after `rounds` rounds at multiplier z, under
+// the config's privacy.mode.
+PrivacySpent WorstAfter(const ExperimentConfig& c,
+                        const std::vector<SampledTier>& tiers, double z,
                         int64_t rounds, double delta) {
   PrivacySpent worst{0, 0};
   for (const SampledTier& t : tiers) {
     if (t.q <= 0) continue;
-    RdpAccountant a;
-    a.Compose(SubsampledGaussianRdp(t.q, z, DefaultRdpOrders()), rounds);
-    const PrivacySpent s = a.Spent(delta);
+    const PrivacySpent s = RoundSpent(c, z, t.q, rounds, delta);
     if (s.epsilon > worst.epsilon) worst = s;
   }
   return worst;
@@ -77,7 +77,7 @@ void PrintTarget(const ExperimentConfig& c, const std::vector<SampledTier>& tier
   double z = 0;
   for (const SampledTier& t : tiers) {
     if (t.q <= 0) continue;
-    auto need = NoiseForTarget(t.q, c.rounds, delta, target);
+    auto need = RoundNoiseForTarget(c, t.q, c.rounds, delta, target);
     if (!need.ok()) {
       std::cout << "--target " << target << ": " << need.status().message() << "\n";
       return;
@@ -103,6 +103,12 @@ int Show(const PrivacyArgs& a) {
   if (c.privacy.mode == "off")
     std::cout << "privacy.mode is off: these are what privacy.mode central "
                  "would spend\n";
+  if (c.privacy.mode == "distributed")
+    std::cout << absl::StrFormat(
+        "privacy.mode distributed: Skellam noise on the secure sums, "
+        "subsampled by Zhu and Wang's bound at integer orders (B = S 2^f = "
+        "%.6g)\n",
+        DistributedUnit(c));
   std::cout << absl::StrFormat(
       "z = %g, delta = %.3g%s, Poisson sampling assumed per tier:\n", z, delta,
       c.privacy.delta > 0 ? "" : absl::StrCat(" (1/N^1.1, N = ", c.clients.num_clients, ")"));
@@ -111,12 +117,12 @@ int Show(const PrivacyArgs& a) {
                                  t.name, t.clients, t.cohort, t.q);
   int64_t stop = 0;
   for (int64_t r = 1; r <= c.rounds && c.privacy.target_epsilon > 0; ++r)
-    if (WorstAfter(tiers, z, r, delta).epsilon > c.privacy.target_epsilon) {
+    if (WorstAfter(c, tiers, z, r, delta).epsilon > c.privacy.target_epsilon) {
       stop = r;
       break;
     }
   for (int64_t r : Milestones(c.rounds)) {
-    const PrivacySpent s = WorstAfter(tiers, z, r, delta);
+    const PrivacySpent s = WorstAfter(c, tiers, z, r, delta);
     std::cout << absl::StrFormat("  after round %d: epsilon %.4f (order %g)\n",
                                  r, s.epsilon, s.order);
   }

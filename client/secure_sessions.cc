@@ -13,6 +13,7 @@
 #include "common/core/status_macros.h"
 #include "common/net/accounting.h"
 #include "common/net/grpc_status.h"
+#include "common/secure/party_noise.h"
 #include "common/secure/public_hashes.h"
 #include "common/secure/secret.h"
 #include "common/secure_wire/secure_wire.h"
@@ -130,9 +131,12 @@ absl::Status SecureSessions::OnSetup(const CoordinatorLink& link,
     e.seed = p_.seed;
     e.round = key.first;
     e.model = s.model_id();
+    e.noise_mu = s.noise_mu();
+    e.noise_seed = s.noise_seed();
     for (const v1::SecureWeight& w : s.weights()) {
       session.weights[w.client_id()] = w.weight();
       session.own_k[w.client_id()] = w.k();
+      session.l2_clips[w.client_id()] = w.l2_clip();
     }
     for (const v1::SecureGrid& g : s.vote())
       e.vote.push_back({g.offset(), g.rows(), g.cols()});
@@ -283,7 +287,8 @@ void SecureSessions::AddDeltaLocked(const Key& key, Session& s, int64_t client,
   const std::vector<float> in_force =
       s.encoding.diagnose ? residual : std::vector<float>();
   if (auto st = AddClientInput(delta, weight, static_cast<uint32_t>(client),
-                               s.encoding, &residual, &s.q, s.own_k[client]);
+                               s.encoding, &residual, &s.q, s.own_k[client],
+                               s.l2_clips[client]);
       !st.ok()) {
     Log(key, absl::StrCat("client ", client, ": ", st.message()));
     return;
@@ -319,6 +324,10 @@ void SecureSessions::MaybeSendInput(const CoordinatorLink& link,
     if (s.added.empty()) return Log(key, "no client's update to send");
     double weight = 0;  // summed in client order, as the coordinator does
     for (int64_t c : s.added) weight += s.weights.at(c);
+    // privacy.mode distributed: the noise goes in before the masks, so
+    // nothing unmasked is ever without it.
+    if (auto st = AddPartyNoise(s.encoding, s.party, &s.q); !st.ok())
+      return Log(key, std::string(st.message()));
     // Masked, q itself is never copied out; clear (clear_support), it is
     // sent as it is.
     MaskedInput input{s.party, weight, {}};

@@ -96,6 +96,8 @@ class SecureSessions {
     uint32_t party = 0;
     std::map<int64_t, double> weights;  // its clients in the session
     std::map<int64_t, uint64_t> own_k;  // their own top-k, for the vote
+    // privacy.mode distributed: their L2 clips on C_t (0: none).
+    std::map<int64_t, double> l2_clips;
     std::unique_ptr<SecureParty> secure;
     bool boxes = false;       // took the boxes addressed to it
     bool input_sent = false;

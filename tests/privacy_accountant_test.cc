@@ -8,7 +8,10 @@
 // general subsampling bound against the exact subsampled Gaussian, the
 // edges (q = 0, q = 1, z = 0, bad figures), epsilon's monotonicity, the
 // noise search's round trip, and the checkpoint's exact round trip and its
-// refusals.
+// refusals. Distributed DP's round (common/privacy/round_rdp.h): the
+// Skellam bound it charges by hand, never below the Gaussian limit, and
+// its noise search's round trip.
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -18,6 +21,7 @@
 #include <vector>
 
 #include "common/privacy/rdp_accountant.h"
+#include "common/privacy/round_rdp.h"
 
 #include <catch2/catch.hpp>
 
@@ -523,6 +527,61 @@ TEST_CASE("a corrupted or foreign checkpoint is refused, naming what is wrong") 
   negative.replace(negative.rfind(' ') + 1, 1, "b");
   CHECK_THAT(error(Signed(negative)), Catch::Contains("the RDP at order 1"));
   CHECK(RdpAccountant::Load(Signed(body)).ok());
+}
+
+TEST_CASE("distributed DP charges the Skellam bound at B = S 2^f, subsampled by Zhu and Wang") {
+  ExperimentConfig c;
+  c.privacy.mode = "distributed";
+  c.privacy.clip = 0.5;
+  c.secure.scale_bits = 20;
+  const double b = 0.5 * 1048576, z = 1.2;
+  CHECK(DistributedUnit(c) == b);
+  const std::vector<double> orders = DefaultRdpOrders();
+  // q = 1: alpha / (2 z^2) + min((2 alpha + 5) / (4 z^4 B^2), 3 / (2 z^2)).
+  const std::vector<double> full = DistributedSkellamRdp(1.0, z, b, orders);
+  for (size_t i = 0; i < orders.size(); ++i) {
+    const double a = orders[i];
+    const double hand = a / (2 * z * z) +
+                        std::min((2 * a + 5) / (4 * std::pow(z, 4) * b * b),
+                                 3 / (2 * z * z));
+    INFO("order " << a);
+    CHECK(full[i] == Approx(hand).epsilon(1e-12));
+  }
+  // Subsampled: finite at integer orders only, at or above the exact
+  // subsampled Gaussian's (the Skellam adds to it; Zhu and Wang bound it).
+  const std::vector<double> sampled = DistributedSkellamRdp(0.1, z, b, orders);
+  const std::vector<double> gaussian = SubsampledGaussianRdp(0.1, z, orders);
+  for (size_t i = 0; i < orders.size(); ++i) {
+    INFO("order " << orders[i]);
+    if (orders[i] != std::floor(orders[i])) {
+      CHECK(sampled[i] == kInf);
+    } else {
+      CHECK(sampled[i] >= gaussian[i] * (1 - 1e-12));
+      CHECK(sampled[i] <= full[i]);
+    }
+  }
+  CHECK(RoundRdp(c, z, 0.1) == sampled);
+  c.privacy.mode = "central";
+  CHECK(RoundRdp(c, z, 0.1) == gaussian);
+}
+
+TEST_CASE("distributed DP's noise search reaches its target and no less noise does") {
+  ExperimentConfig c;
+  c.privacy.mode = "distributed";
+  const double delta = std::pow(1000.0, -1.1);
+  auto z = RoundNoiseForTarget(c, 0.1, 50, delta, 8);
+  REQUIRE(z.ok());
+  CHECK(RoundSpent(c, *z, 0.1, 50, delta).epsilon <= 8);
+  CHECK(RoundSpent(c, *z * (1 - 2e-4), 0.1, 50, delta).epsilon > 8);
+  // Zhu and Wang's general bound costs more than the exact Gaussian's.
+  c.privacy.mode = "central";
+  auto central = RoundNoiseForTarget(c, 0.1, 50, delta, 8);
+  REQUIRE(central.ok());
+  CHECK(*z > *central);
+  c.privacy.mode = "distributed";
+  CHECK(RoundNoiseForTarget(c, 0.0, 50, delta, 8).value() == 0);
+  CHECK_FALSE(RoundNoiseForTarget(c, 0.1, 50, delta, -1).ok());
+  CHECK_FALSE(RoundNoiseForTarget(c, 0.1, 50, 2.0, 8).ok());
 }
 
 }  // namespace

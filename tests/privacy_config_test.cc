@@ -6,6 +6,11 @@
 // the robust bounds written out, and adaptive clipping whose count noise
 // leaves nothing for the sum -- and the figures the accountant reads:
 // each tier's rate, delta's default 1/N^1.1, the count noise and z_Delta.
+// Distributed DP needs masked secure sums and refuses what would send a
+// client's data around the noise (the vote, the oracle support, the
+// diagnosis), 16-bit words, adaptive clipping, and a scale whose noised
+// sum would not fit its words (naming the most that fits); each party's
+// noise is set for the session's t.
 #include <cmath>
 #include <string>
 #include <vector>
@@ -112,6 +117,58 @@ TEST_CASE("privacy config: each tier's sampling rate and delta's default") {
   REQUIRE(all.size() == 1u);
   CHECK(all[0].name == "all");
   CHECK(all[0].q == Approx(5.0 / 8));
+}
+
+absl::StatusOr<ExperimentConfig> LoadDistributed(std::vector<std::string> sets) {
+  sets.insert(sets.begin(), {"privacy.mode=distributed",
+                             "aggregation.secure=common_support"});
+  return ParseConfigWithOverrides(SyntheticConfig(), "t.yaml", sets);
+}
+
+std::string DistributedError(const std::vector<std::string>& sets) {
+  auto c = LoadDistributed(sets);
+  REQUIRE_FALSE(c.ok());
+  return std::string(c.status().message());
+}
+
+TEST_CASE("privacy config: distributed DP needs masked sums and refuses what goes around its noise") {
+  auto ok = LoadDistributed({});
+  INFO((ok.ok() ? "" : std::string(ok.status().message())));
+  REQUIRE(ok.ok());
+  CHECK_THAT(DistributedError({"aggregation.secure=off"}),
+             Catch::Contains("aggregation.secure") && Catch::Contains("common_support"));
+  CHECK_THAT(DistributedError({"aggregation.secure=clear_support"}),
+             Catch::Contains("aggregation.secure"));
+  CHECK_THAT(DistributedError({"secure.support=layout", "secure.vote=true"}),
+             Catch::Contains("secure.vote"));
+  CHECK_THAT(DistributedError({"secure.word_bits=16", "secure.scale_bits=8"}),
+             Catch::Contains("secure.word_bits"));
+  CHECK_THAT(DistributedError({"privacy.adaptive_clip=true"}),
+             Catch::Contains("privacy.adaptive_clip"));
+  CHECK_THAT(DistributedError({"eval.client_holdout=0.1"}),
+             Catch::Contains("eval.client_holdout"));
+}
+
+TEST_CASE("privacy config: a noised sum must fit its 32-bit words") {
+  // S = 64 at f = 24: the noise alone is about 10^10.
+  const std::string e = DistributedError({"privacy.clip=64"});
+  CHECK_THAT(e, Catch::Contains("secure.scale_bits") && Catch::Contains("most that fits is"));
+  auto fits = LoadDistributed({"privacy.clip=64", "secure.scale_bits=20"});
+  INFO((fits.ok() ? "" : std::string(fits.status().message())));
+  CHECK(fits.ok());
+}
+
+TEST_CASE("privacy config: each party's noise is set for t survivors") {
+  auto c = LoadDistributed({"privacy.noise_multiplier=2", "privacy.clip=0.5"});
+  REQUIRE(c.ok());
+  CHECK(PlannedThreshold(*c, 6) == 5);
+  CHECK(PlannedThreshold(*c, 10) == 7);
+  // (z (S 2^f + sqrt(M K)))^2 / t with M = 3, K = 12.
+  const double d2 = 0.5 * std::ldexp(1.0, 24) + 6;
+  CHECK(PartyNoiseVariance(*c, 12, 5) == Approx(4 * d2 * d2 / 5).epsilon(1e-12));
+  auto fixed = LoadDistributed({"secure.threshold=4"});
+  REQUIRE(fixed.ok());
+  CHECK(PlannedThreshold(*fixed, 6) == 4);
 }
 
 }  // namespace

@@ -189,6 +189,22 @@ TEST_CASE("python: secure aggregation in a mixed run equals a C++-only run") {
                   "test_masked_parties_send_each_stage_and_their_masks_cancel"});
 }
 
+// (shefl_client.secure.party_noise): the noise key, stream and draws are
+// the C++ party's bit for bit, the noise is keyed and refused as the C++
+// refuses it, the L2 clip holds, and a distributed-DP run with the Python
+// party in it equals the C++-only run's models bit for bit.
+TEST_CASE("python: distributed DP's noise and clip are the C++ party's") {
+  RunPythonTests("test_party_noise",
+                 {"test_the_stream_and_draws_are_the_cpp_partys",
+                  "test_poisson_draws_have_poissons_mean_and_variance",
+                  "test_log_pmf_keeps_its_precision_near_a_large_mean",
+                  "test_noise_is_keyed_and_only_on_the_values",
+                  "test_t_parties_sum_to_the_target_variance",
+                  "test_bad_variances_are_refused",
+                  "test_words_stay_within_the_l2_clip_and_the_residual_keeps_the_rest",
+                  "test_a_mixed_run_equals_the_cpp_only_run_and_the_noise_moved_it"});
+}
+
 TEST_CASE("python: pip install ./python works offline") {
   RunPythonTests("test_install", {"test_pip_install_offline_into_a_venv"});
 }

@@ -331,7 +331,7 @@ struct FensConfig {
 // client carries to each model's fixed-denominator sum, and an RDP
 // accountant adds up what each round costs.
 struct PrivacyConfig {
-  std::string mode = "off";       // off | central
+  std::string mode = "off";       // off | central | distributed
   double noise_multiplier = 1.0;  // z
   double clip = 1.0;              // S (adaptive_clip: the first round's)
   // The run stops before a round that would take epsilon past this; 0:

@@ -319,10 +319,12 @@ std::vector<Field> Fields(ExperimentConfig& c) {
       {"robust.shard_multiple", "A claimed shard size above this x the "
        "median claim is taken as that bound; 0: as claimed.",
        &c.robust.shard_multiple, 0, 1e6},
-      {"privacy.mode", "Differential privacy: off, or central (the "
+      {"privacy.mode", "Differential privacy: off; central (the "
        "coordinator clips each client's joint update and noises each "
-       "model's sum; docs/PRIVACY.md).", &c.privacy.mode, 0, 0,
-       {"off", "central"}},
+       "model's sum); or distributed (with aggregation.secure: "
+       "common_support, each daemon clips its clients and adds Skellam "
+       "noise inside the masked sums; docs/PRIVACY.md).", &c.privacy.mode,
+       0, 0, {"off", "central", "distributed"}},
       {"privacy.noise_multiplier", "z: the noise's standard deviation over "
        "the sensitivity.", &c.privacy.noise_multiplier, 0.01, 1e6},
       {"privacy.clip", "S: the L2 bound of a client's updates of a round, "
@@ -343,8 +345,9 @@ std::vector<Field> Fields(ExperimentConfig& c) {
       {"privacy.count_noise", "adaptive_clip: the count's noise (sigma_b); "
        "0: the expected cohort / 20.", &c.privacy.count_noise, 0, 1e9},
       {"privacy.noise_seed", "0: a fresh noise key from the operating "
-       "system each run; otherwise the key derives from this (repeatable "
-       "runs, no guarantee against who knows it).", &c.privacy.noise_seed},
+       "system each run (distributed: each daemon's own); otherwise the keys "
+       "derive from this (repeatable runs, no guarantee against who knows "
+       "it).", &c.privacy.noise_seed},
       {"eval.every", "Evaluate the models every this many rounds.",
        &c.eval.every, 1, 1e9},
       {"eval.threshold", "Ensemble accuracy that counts as converged "

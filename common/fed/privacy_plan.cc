@@ -1,5 +1,6 @@
 #include "common/fed/privacy_plan.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "absl/strings/str_cat.h"
@@ -46,13 +47,52 @@ double UpdateNoiseMultiplier(const ExperimentConfig& c) {
   return rest > 0 ? 1 / std::sqrt(rest) : INFINITY;
 }
 
+int64_t PlannedThreshold(const ExperimentConfig& c, int64_t n) {
+  return c.secure.threshold > 0 ? c.secure.threshold : 2 * n / 3 + 1;
+}
+
+double PartyNoiseVariance(const ExperimentConfig& c, uint64_t k, int64_t t) {
+  const double d2 =
+      std::ldexp(c.privacy.clip, static_cast<int>(c.secure.scale_bits)) +
+      std::sqrt(static_cast<double>(c.model.num_models) * static_cast<double>(k));
+  const double sd = c.privacy.noise_multiplier * d2;
+  return sd * sd / static_cast<double>(std::max<int64_t>(t, 1));
+}
+
 namespace {
+
+// Whether the cohort's words (each client at most min(c, S) 2^f a
+// coordinate) and 10 standard deviations of the survivors' noise fit a
+// signed 32-bit word. The noise is taken at D2 = 1.01 S 2^f (the sqrt(M K)
+// of rounding is checked again when a session is planned) and n / t at
+// its most: under 1.5 with the default t, the cohort over t otherwise.
+bool FitsWords(const ExperimentConfig& c, int64_t bits) {
+  int64_t cohort = 0;
+  for (const SampledTier& t : PrivacyTiers(c)) cohort += t.cohort;
+  const double ratio = c.secure.threshold > 0
+                           ? static_cast<double>(cohort) / c.secure.threshold
+                           : 1.5;
+  const int f = static_cast<int>(bits);
+  const double words =
+      static_cast<double>(cohort) *
+          (std::ceil(std::ldexp(std::min(c.secure.clip, c.privacy.clip), f)) + 1) +
+      10 * c.privacy.noise_multiplier * 1.01 * std::ldexp(c.privacy.clip, f) *
+          std::sqrt(std::max(ratio, 1.0));
+  return words < 0x1.0p31;
+}
+
+int64_t LargestFittingBits(const ExperimentConfig& c) {
+  int64_t bits = c.secure.scale_bits;
+  while (bits > 0 && !FitsWords(c, bits)) --bits;
+  return bits;
+}
 
 // What would publish an un-noised function of one client's data, or let
 // one client's update change another's weight or clip.
 void RefuseReleases(ConfigResolution& r) {
   const ExperimentConfig& c = r.config();
-  const char* one = "privacy.mode central releases only the noised sums; ";
+  const std::string one =
+      absl::StrCat("privacy.mode ", c.privacy.mode, " releases only the noised sums; ");
   if (TraitsOf(c.method).round_shape == RoundShape::kOneShot)
     r.Refuse("privacy.mode", absl::StrCat(one, "method ", c.method,
                                           " publishes every client's model"),
@@ -70,11 +110,6 @@ void RefuseReleases(ConfigResolution& r) {
     r.Refuse("eval.gamma",
              absl::StrCat(one, "the personalised weights come from each "
                           "client's own loss; set it to 0"),
-             {"privacy.mode"});
-  if (c.aggregation.secure != "off")
-    r.Refuse("aggregation.secure",
-             "privacy.mode central noises the sums the coordinator sees in the "
-             "clear; set aggregation.secure to off",
              {"privacy.mode"});
 }
 
@@ -107,12 +142,62 @@ void CheckSum(ConfigResolution& r) {
              {"privacy.mode"});
 }
 
+// What could send a function of one client's data around the noise, and
+// whether the noised sum fits its 32-bit words.
+void CheckDistributed(ConfigResolution& r) {
+  const ExperimentConfig& c = r.config();
+  const char* why = "privacy.mode distributed: ";
+  if (c.aggregation.secure != "common_support")
+    r.Refuse("aggregation.secure",
+             absl::StrCat(why, "the parties add the noise inside the masked "
+                          "sums; set aggregation.secure to common_support"),
+             {"privacy.mode"});
+  if (c.secure.vote)
+    r.Refuse("secure.vote",
+             absl::StrCat(why, "the vote counts each client's own top-k "
+                          "without noise, and the support must not depend on "
+                          "private data; set it to false"),
+             {"privacy.mode"});
+  if (c.secure.support == "oracle")
+    r.Refuse("secure.support",
+             absl::StrCat(why, "the oracle support is the top of the "
+                          "clients' sum; use accumulator or layout"),
+             {"privacy.mode"});
+  if (c.secure.diagnose)
+    r.Refuse("secure.diagnose",
+             absl::StrCat(why, "the diagnosis sends each party's dense sum; "
+                          "set it to false"),
+             {"privacy.mode"});
+  if (c.secure.word_bits != 32)
+    r.Refuse("secure.word_bits",
+             absl::StrCat(why, "the noise needs 32-bit words"), {"privacy.mode"});
+  if (c.privacy.adaptive_clip)
+    r.Refuse("privacy.adaptive_clip",
+             absl::StrCat(why, "the count of clipped clients would have to be "
+                          "summed inside the sessions, which is not built; "
+                          "set it to false"),
+             {"privacy.mode"});
+  if (!FitsWords(c, c.secure.scale_bits))
+    r.Refuse("secure.scale_bits",
+             absl::StrCat(why, "with ", c.secure.scale_bits, " bits a noised "
+                          "sum of the cohort may pass 2^31; the most that "
+                          "fits is ", LargestFittingBits(c)),
+             {"privacy.noise_multiplier", "privacy.clip", "secure.clip"});
+}
+
 }  // namespace
 
 void CheckPrivacy(ConfigResolution& r) {
   const ExperimentConfig& c = r.config();
   if (c.privacy.mode == "off") return;
   RefuseReleases(r);
+  if (c.privacy.mode == "distributed") return CheckDistributed(r);
+  if (c.aggregation.secure != "off")
+    r.Refuse("aggregation.secure",
+             "privacy.mode central noises the sums the coordinator sees in the "
+             "clear; set aggregation.secure to off (privacy.mode distributed "
+             "noises the secure sums)",
+             {"privacy.mode"});
   CheckSum(r);
   if (c.privacy.adaptive_clip && !std::isfinite(UpdateNoiseMultiplier(c)))
     r.Refuse("privacy.count_noise",

@@ -40,6 +40,16 @@ double ClipCountNoise(const ExperimentConfig& c);
 // count together cost what one Gaussian of multiplier z costs.
 double UpdateNoiseMultiplier(const ExperimentConfig& c);
 
+// privacy.mode distributed: the t a session of n parties is run with,
+// secure.threshold or floor(2n/3) + 1 (a session never unmasks fewer).
+int64_t PlannedThreshold(const ExperimentConfig& c, int64_t n);
+
+// privacy.mode distributed: the variance of the Skellam noise each party
+// adds per word of a session of K support words and threshold t, so that
+// any t survivors together reach (z D2)^2, D2 = S 2^f + sqrt(M K) (one
+// client's round in integer units, rounding included).
+double PartyNoiseVariance(const ExperimentConfig& c, uint64_t k, int64_t t);
+
 // The refusals (config_load.cc calls it once the method's presets are in).
 void CheckPrivacy(ConfigResolution& r);
 

@@ -31,4 +31,25 @@ std::optional<size_t> FirstDishonestCount(absl::Span<const uint32_t> counts,
   return std::nullopt;
 }
 
+uint64_t NoisyWordBound(uint64_t bound, double noise_variance) {
+  if (!(noise_variance > 0)) return bound;
+  return bound + static_cast<uint64_t>(
+                     std::ceil(kNoiseTailSigmas * std::sqrt(noise_variance)));
+}
+
+std::optional<double> DishonestNorm(absl::Span<const uint32_t> values,
+                                    double honest_l2, double noise_variance) {
+  double squares = 0;
+  for (uint32_t w : values) {
+    const double v = static_cast<int32_t>(w);
+    squares += v * v;
+  }
+  const double k = static_cast<double>(values.size());
+  const double noise =
+      std::sqrt(std::max(noise_variance, 0.0) * (k + 2 * std::sqrt(40 * k) + 80));
+  const double norm = std::sqrt(squares);
+  if (norm > honest_l2 + noise) return norm;
+  return std::nullopt;
+}
+
 }  // namespace shefl

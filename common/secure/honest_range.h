@@ -34,6 +34,23 @@ std::optional<size_t> FirstDishonestWord(absl::Span<const uint32_t> sum,
 std::optional<size_t> FirstDishonestCount(absl::Span<const uint32_t> counts,
                                           uint64_t bound);
 
+// privacy.mode distributed: the survivors' noises (variance
+// `noise_variance` per word in all, integer units) widen the honest range.
+// A word may pass `bound` by kNoiseTailSigmas standard deviations (an
+// honest sum does so with probability below 1e-22 per word).
+inline constexpr double kNoiseTailSigmas = 10;
+uint64_t NoisyWordBound(uint64_t bound, double noise_variance);
+
+// The noise's norm over K words concentrates: it passes
+// sigma sqrt(K + 2 sqrt(40 K) + 80) with probability below e^-40
+// (Laurent and Massart's chi-squared bound). The L2 norm of the sum's K
+// value words when it is beyond `honest_l2` (the most the clients' words
+// can be together) plus that; nullopt when the sum could be honest. A
+// liar inside the word bound is thereby held to about what the honest
+// clients left unused of their norms.
+std::optional<double> DishonestNorm(absl::Span<const uint32_t> values,
+                                    double honest_l2, double noise_variance);
+
 }  // namespace shefl
 
 #endif  // SHEFL_COMMON_SECURE_HONEST_RANGE_H_

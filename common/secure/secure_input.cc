@@ -10,16 +10,46 @@
 
 namespace shefl {
 
+namespace {
+
+// min(1, l2_clip / ||x on the support||), the norm summed in support order
+// in double (the Python party sums the same way); 1 without a clip. A
+// non-finite norm scales by 0: such a client sends nothing. The scale is
+// rounded down to 21 significant bits: two parties whose trainings differ
+// in a last bit somewhere then still scale every other value alike, and
+// x times it is exact in double.
+double L2Scale(const std::vector<float>& x, const std::vector<uint32_t>& support,
+               double l2_clip) {
+  if (l2_clip == 0) return 1;
+  double squares = 0;
+  for (uint32_t i : support) {
+    const double v = x[i];
+    squares += v * v;
+  }
+  const double norm = std::sqrt(squares);
+  if (!std::isfinite(norm)) return 0;
+  if (!(norm > l2_clip)) return 1;
+  int e = 0;
+  const double m = std::frexp(l2_clip / norm, &e);
+  return std::ldexp(std::floor(std::ldexp(m, 21)), e - 21);
+}
+
+}  // namespace
+
 absl::Status AddClientInput(absl::Span<const float> delta, double weight,
                             uint32_t client, const SecureEncoding& encoding,
                             std::vector<float>* residual, SecretWords* q,
-                            uint64_t own_k) {
+                            uint64_t own_k, double l2_clip) {
   const size_t d = delta.size(), k = encoding.support.size();
   const size_t words = encoding.words();
   if (!(weight > 0 && weight <= 1))
     return absl::InvalidArgumentError(absl::StrCat(
         "secure aggregation: client ", client, "'s weight ", weight,
         " is not in (0, 1]"));
+  if (l2_clip < 0 || !std::isfinite(l2_clip))
+    return absl::InvalidArgumentError(absl::StrCat(
+        "secure aggregation: client ", client, "'s L2 clip ", l2_clip,
+        " is not >= 0"));
   if (!residual->empty() && residual->size() != d)
     return absl::InvalidArgumentError(absl::StrCat(
         "secure aggregation: client ", client, "'s residual has ",
@@ -43,9 +73,10 @@ absl::Status AddClientInput(absl::Span<const float> delta, double weight,
   // sent leaves x.
   std::vector<uint64_t> own;
   if (!encoding.vote.empty()) own = OwnTopK(x, own_k);
+  const double scale = L2Scale(x, encoding.support, l2_clip);
   SecretVector<float> weighted(k);
   for (size_t j = 0; j < k; ++j) {
-    const double v = x[encoding.support[j]];
+    const double v = scale == 0 ? 0.0 : x[encoding.support[j]] * scale;
     weighted[j] = static_cast<float>(
         weight * std::fmin(std::fmax(v, -encoding.clip), encoding.clip));
   }

@@ -44,6 +44,11 @@ struct SecureEncoding {
   // clear_support with secure.diagnose: the input carries the party's
   // dense sum too (common/secure/support_diagnosis.h).
   bool diagnose = false;
+  // privacy.mode distributed (common/secure/party_noise.h): the variance
+  // of the Skellam noise each party adds to each of its K value words
+  // (0: none), and the seed its noise key derives from (0: a fresh key).
+  double noise_mu = 0;
+  uint64_t noise_seed = 0;
   // K + V: the words of every party's input.
   uint64_t words() const { return support.size() + MarginalWords(vote); }
 };
@@ -57,11 +62,14 @@ struct SecureEncoding {
 // leaves the client's books. `weight` is the public weight the
 // coordinator gave the client's task, in (0, 1]. With a vote, the
 // client's own top `own_k` positions of x are counted into the words after
-// the K values.
+// the K values. With `l2_clip` > 0 (privacy.mode distributed) the K values
+// of x on C_t are first scaled to L2 norm at most l2_clip, so that what
+// one client sends is bounded whatever its data; what the scaling took
+// off stays in the residual with the rest.
 absl::Status AddClientInput(absl::Span<const float> delta, double weight,
                             uint32_t client, const SecureEncoding& encoding,
                             std::vector<float>* residual, SecretWords* q,
-                            uint64_t own_k = 0);
+                            uint64_t own_k = 0, double l2_clip = 0);
 
 // The unmasked sum's K values as the signed words of encoding.word_bits
 // bits they are (a 16-bit value word sign-extended), in place; the

@@ -7,7 +7,6 @@
 #include <cstdlib>
 
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_format.h"
 #include "common/core/log.h"
 #include "common/core/status_macros.h"
 #include "common/fed/private_sum.h"
@@ -56,25 +55,19 @@ absl::StatusOr<std::unique_ptr<CentralPrivacy>> CentralPrivacy::Create(
 
 CentralPrivacy::CentralPrivacy(CoordinatorState* state,
                                std::unique_ptr<UpdateSource> inner, Key32 key)
-    : state_(state),
-      inner_(std::move(inner)),
+    : WrappingSource(std::move(inner)),
+      state_(state),
       key_(key),
-      delta_(PrivacyDelta(state->config)),
       z_update_(UpdateNoiseMultiplier(state->config)),
-      tiers_(PrivacyTiers(state->config)),
+      ledger_(state->config),
       clip_(state->config.privacy.clip) {
-  for (const SampledTier& t : tiers_) {
-    step_rdp_.push_back(SubsampledGaussianRdp(
-        t.q, state->config.privacy.noise_multiplier, DefaultRdpOrders()));
-    accountants_.emplace_back();
-  }
   state_->metrics.SetPrivacy(0, clip_);
 }
 
 AggregationConfig CentralPrivacy::Aggregation(
     const AggregationConfig& configured) const {
   // Each model's one update is the noised sum, weighted already.
-  AggregationConfig agg = inner_->Aggregation(configured);
+  AggregationConfig agg = inner().Aggregation(configured);
   agg.rule = "uniform";
   agg.weight_by_samples = false;
   return agg;
@@ -82,7 +75,7 @@ AggregationConfig CentralPrivacy::Aggregation(
 
 void CentralPrivacy::Open(const RoundPlan& plan, int64_t round,
                           Clock::time_point deadline) {
-  inner_->Open(plan, round, deadline);
+  inner().Open(plan, round, deadline);
   round_ = round;
   cohort_ = static_cast<int64_t>(plan.tasks.size());
   planned_.assign(static_cast<size_t>(state_->config.model.num_models), {0, 0});
@@ -141,7 +134,7 @@ void CentralPrivacy::AdaptClip(const std::map<int64_t, JointClip>& clips) {
 }
 
 void CentralPrivacy::BeforePublish(std::vector<ModelAggregator>& aggregators) {
-  inner_->BeforePublish(aggregators);
+  inner().BeforePublish(aggregators);
   const std::map<int64_t, JointClip> clips = ClipJointly(aggregators, clip_);
   line_ = nlohmann::json::object();
   line_["clip"] = clip_;
@@ -151,64 +144,28 @@ void CentralPrivacy::BeforePublish(std::vector<ModelAggregator>& aggregators) {
                        ? NoiseModel(static_cast<int64_t>(m), clips, &aggregators[m])
                        : 0.0);
   line_["noise_std"] = stds;
-  for (size_t i = 0; i < accountants_.size(); ++i)
-    accountants_[i].Compose(step_rdp_[i]);
+  ledger_.Compose();
   if (state_->config.privacy.adaptive_clip) AdaptClip(clips);
-  const PrivacySpent spent = Spent();
+  const PrivacySpent spent = ledger_.Spent();
   line_["epsilon"] = spent.epsilon;
-  line_["delta"] = delta_;
+  line_["delta"] = ledger_.delta();
   line_["order"] = spent.order;
   state_->metrics.SetPrivacy(spent.epsilon, clip_);
 }
 
-PrivacySpent CentralPrivacy::SpentAfter(int64_t more_rounds) const {
-  PrivacySpent worst{0, 0};
-  for (size_t i = 0; i < accountants_.size(); ++i) {
-    if (tiers_[i].q <= 0) continue;
-    RdpAccountant a = accountants_[i];
-    if (more_rounds > 0) a.Compose(step_rdp_[i], more_rounds);
-    const PrivacySpent s = a.Spent(delta_);
-    if (s.epsilon > worst.epsilon) worst = s;
-  }
-  return worst;
-}
-
-PrivacySpent CentralPrivacy::Spent() const { return SpentAfter(0); }
-
-std::string CentralPrivacy::StopBefore(int64_t round) const {
-  const double target = state_->config.privacy.target_epsilon;
-  if (target <= 0) return "";
-  const PrivacySpent next = SpentAfter(1);
-  if (next.epsilon <= target) return "";
-  stop_reason_ = absl::StrFormat(
-      "privacy.target_epsilon %g: round %d would take epsilon from %.4f to "
-      "%.4f (delta %.3g); the run stops after round %d",
-      target, round, Spent().epsilon, next.epsilon, delta_, round - 1);
-  return stop_reason_;
-}
-
 void CentralPrivacy::AddFields(int64_t round, nlohmann::json* line) const {
-  inner_->AddFields(round, line);
+  inner().AddFields(round, line);
   (*line)["epsilon"] = line_.value("epsilon", 0.0);
   (*line)["privacy"] = line_;
 }
 
 void CentralPrivacy::AddSummary(nlohmann::json* summary) const {
-  inner_->AddSummary(summary);
-  const PrivacyConfig& p = state_->config.privacy;
-  const PrivacySpent spent = Spent();
-  nlohmann::json tiers = nlohmann::json::array();
-  for (const SampledTier& t : tiers_)
-    tiers.push_back({{"tier", t.name}, {"clients", t.clients},
-                     {"cohort", t.cohort}, {"q", t.q}});
-  (*summary)["epsilon"] = spent.epsilon;
-  (*summary)["privacy"] = {
-      {"mode", p.mode},           {"epsilon", spent.epsilon},
-      {"delta", delta_},          {"order", spent.order},
-      {"noise_multiplier", p.noise_multiplier},
-      {"update_noise_multiplier", z_update_},
-      {"clip", clip_},            {"target_epsilon", p.target_epsilon},
-      {"tiers", tiers},           {"stopped", stop_reason_}};
+  inner().AddSummary(summary);
+  nlohmann::json privacy = ledger_.Summary();
+  privacy["update_noise_multiplier"] = z_update_;
+  privacy["clip"] = clip_;
+  (*summary)["epsilon"] = privacy["epsilon"];
+  (*summary)["privacy"] = std::move(privacy);
 }
 
 }  // namespace shefl

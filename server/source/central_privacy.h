@@ -4,7 +4,7 @@
 // clipped, fixed-denominator sum (common/fed/private_sum.h) plus Gaussian
 // noise of standard deviation z S c_max per coordinate, dense. Nothing
 // the clients sent reaches a model un-noised. The RDP accountant of each
-// sampled tier (common/privacy/rdp_accountant.h) adds the round's cost;
+// sampled tier (server/source/privacy_ledger.h) adds the round's cost;
 // epsilon so far goes in each round's line, summary.json and /metrics,
 // and StopBefore ends the run before a round that would pass
 // privacy.target_epsilon. With privacy.adaptive_clip the clip follows the
@@ -25,13 +25,13 @@
 #include "absl/status/statusor.h"
 #include "common/fed/privacy_plan.h"
 #include "common/fed/private_sum.h"
-#include "common/privacy/rdp_accountant.h"
 #include "common/secure/bytes.h"
-#include "server/source/update_source.h"
+#include "server/source/privacy_ledger.h"
+#include "server/source/wrapping_source.h"
 
 namespace shefl {
 
-class CentralPrivacy final : public UpdateSource {
+class CentralPrivacy final : public WrappingSource {
  public:
   static absl::StatusOr<std::unique_ptr<CentralPrivacy>> Create(
       CoordinatorState* state, std::unique_ptr<UpdateSource> inner);
@@ -39,30 +39,19 @@ class CentralPrivacy final : public UpdateSource {
   AggregationConfig Aggregation(const AggregationConfig& configured) const override;
   void Open(const RoundPlan& plan, int64_t round,
             Clock::time_point deadline) override;
-  bool Gather(RoundState& rs) override { return inner_->Gather(rs); }
   void BeforePublish(std::vector<ModelAggregator>& aggregators) override;
-  void Published() override { inner_->Published(); }
   void AddFields(int64_t round, nlohmann::json* line) const override;
   void AddSummary(nlohmann::json* summary) const override;
-  bool Excludes(int64_t client, int64_t round) const override {
-    return inner_->Excludes(client, round);
-  }
-  int64_t ExcludedCount(int64_t round) const override {
-    return inner_->ExcludedCount(round);
-  }
   std::string SaveState(int64_t round) const override;
   absl::Status LoadState(const std::string& bytes, int64_t round) override;
   absl::Status StateMissing(int64_t round) const override;
-  std::string StopBefore(int64_t round) const override;
-
-  // Epsilon after the rounds composed so far (the worst tier's).
-  PrivacySpent Spent() const;
+  std::string StopBefore(int64_t round) const override {
+    return ledger_.StopBefore(round);
+  }
 
  private:
   CentralPrivacy(CoordinatorState* state, std::unique_ptr<UpdateSource> inner,
                  Key32 key);
-  // The tiers' accountants after one more round.
-  PrivacySpent SpentAfter(int64_t more_rounds) const;
   // Standard normals of stream (round, index): index < M a model's, M the
   // clip count's.
   std::vector<double> Normals(int64_t round, int64_t index, size_t n) const;
@@ -72,13 +61,9 @@ class CentralPrivacy final : public UpdateSource {
   void AdaptClip(const std::map<int64_t, JointClip>& clips);
 
   CoordinatorState* const state_;
-  const std::unique_ptr<UpdateSource> inner_;
   const Key32 key_;
-  const double delta_;
   const double z_update_;   // the sum's multiplier (z, or z_Delta)
-  std::vector<SampledTier> tiers_;
-  std::vector<std::vector<double>> step_rdp_;  // per tier, one round
-  std::vector<RdpAccountant> accountants_;     // per tier
+  PrivacyLedger ledger_;
   double clip_;
   // This round's plan: planned updates per model and tier.
   int64_t round_ = 0;
@@ -86,8 +71,6 @@ class CentralPrivacy final : public UpdateSource {
   std::vector<std::array<int64_t, 2>> planned_;
   // What this round's line reports.
   nlohmann::json line_;
-  // Why StopBefore stopped the run, for summary.json.
-  mutable std::string stop_reason_;
 };
 
 }  // namespace shefl

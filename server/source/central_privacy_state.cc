@@ -10,41 +10,20 @@ std::string CentralPrivacy::SaveState(int64_t round) const {
   nlohmann::json j;
   j["round"] = round;
   j["clip"] = clip_;
-  j["tiers"] = nlohmann::json::array();
-  for (size_t i = 0; i < tiers_.size(); ++i)
-    j["tiers"].push_back({{"tier", tiers_[i].name},
-                          {"accountant", accountants_[i].Save()}});
+  j["tiers"] = ledger_.Save();
   return j.dump();
 }
 
 absl::Status CentralPrivacy::LoadState(const std::string& bytes, int64_t round) {
-  const auto bad = [&](const std::string& what) {
-    return absl::DataLossError(absl::StrCat(
-        "privacy state of round ", round, ": ", what,
-        "; the run's epsilon cannot be known, so it does not resume"));
-  };
   const nlohmann::json j = nlohmann::json::parse(bytes, nullptr, false);
-  if (!j.is_object() || !j.contains("tiers") || !j["tiers"].is_array() ||
-      !j.contains("clip") || !j["clip"].is_number() || !j.contains("round"))
-    return bad("not the expected JSON object");
+  if (!j.is_object() || !j.contains("tiers") || !j.contains("clip") ||
+      !j["clip"].is_number() || !j.contains("round"))
+    return PrivacyStateLost(round, "not the expected JSON object");
   if (j["round"] != round)
-    return bad(absl::StrCat("it is round ", j["round"].dump(), "'s"));
-  if (j["tiers"].size() != tiers_.size())
-    return bad(absl::StrCat(j["tiers"].size(), " tiers, the config has ",
-                            tiers_.size()));
-  std::vector<RdpAccountant> loaded;
-  for (size_t i = 0; i < tiers_.size(); ++i) {
-    const nlohmann::json& t = j["tiers"][i];
-    if (t.value("tier", "") != tiers_[i].name || !t.contains("accountant") ||
-        !t["accountant"].is_string())
-      return bad(absl::StrCat("tier ", i, " is not ", tiers_[i].name));
-    auto a = RdpAccountant::Load(t["accountant"].get<std::string>());
-    if (!a.ok()) return bad(std::string(a.status().message()));
-    loaded.push_back(std::move(*a));
-  }
-  accountants_ = std::move(loaded);
+    return PrivacyStateLost(round, absl::StrCat("it is round ", j["round"].dump(), "'s"));
+  SHEFL_RETURN_IF_ERROR(ledger_.Load(j["tiers"], round));
   clip_ = j["clip"].get<double>();
-  state_->metrics.SetPrivacy(Spent().epsilon, clip_);
+  state_->metrics.SetPrivacy(ledger_.Spent().epsilon, clip_);
   return absl::OkStatus();
 }
 

@@ -8,10 +8,37 @@
 #include "common/core/log.h"
 #include "common/fed/aggregate.h"
 #include "common/fed/common_support.h"
+#include "common/fed/privacy_plan.h"
 #include "common/secure/public_hashes.h"
 #include "common/sparse/index_set_codec.h"
 
 namespace shefl {
+
+namespace {
+
+// privacy.mode distributed: each client's L2 clip, S / sqrt(the models it
+// trains this round), so that its round is within S however many
+// sessions it is in; the parties' noise for the session's t, which is
+// fixed here (never a SecAgg+ graph's) so that the noise and the
+// threshold the collector enforces are the same t.
+void PlanNoise(const ExperimentConfig& c, const RoundPlan& plan,
+               SecureModelPlan* p) {
+  if (c.privacy.mode != "distributed") return;
+  std::map<int64_t, size_t> models;
+  for (const ClientTask& t : plan.tasks) models[t.client_id] += t.models.size();
+  for (SecurePartyPlan& party : p->parties)
+    for (const auto& [client, w] : party.weights)
+      party.l2_clips[client] =
+          c.privacy.clip /
+          std::sqrt(static_cast<double>(std::max<size_t>(models[client], 1)));
+  const int64_t t = PlannedThreshold(c, static_cast<int64_t>(p->parties.size()));
+  p->settings.threshold = static_cast<uint32_t>(t);
+  p->settings.graph_above = 0;
+  p->encoding.noise_mu = PartyNoiseVariance(c, p->encoding.support.size(), t);
+  p->encoding.noise_seed = c.privacy.noise_seed;
+}
+
+}  // namespace
 
 SecurePlanner::SecurePlanner(const ExperimentConfig& config, uint64_t dim,
                              std::string run_id, std::vector<TensorSpan> small,
@@ -109,6 +136,7 @@ std::optional<SecureModelPlan> SecurePlanner::PlanModel(
   p.settings.collude_fraction = config_.secure.collude_fraction;
   p.settings.dropout_fraction = config_.secure.dropout_fraction;
   p.settings.graph_degree = static_cast<uint32_t>(config_.secure.graph_degree);
+  PlanNoise(config_, plan, &p);
   return p;
 }
 

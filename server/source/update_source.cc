@@ -3,6 +3,7 @@
 #include "common/core/status_macros.h"
 #include "common/net/run_label.h"
 #include "server/source/central_privacy.h"
+#include "server/source/distributed_privacy.h"
 #include "server/source/plain_uploads.h"
 #include "server/source/secure_sums.h"
 
@@ -49,12 +50,17 @@ std::vector<TensorGrid> VoteGrids(const CoordinatorState& state) {
 absl::StatusOr<std::unique_ptr<UpdateSource>> MakeUpdateSource(
     CoordinatorState* state, const LostDaemons* lost) {
   const ExperimentConfig& cfg = state->config;
-  if (cfg.aggregation.secure != "off")
-    return std::make_unique<SecureSums>(
+  if (cfg.aggregation.secure != "off") {
+    auto sums = std::make_unique<SecureSums>(
         state, lost,
         std::make_unique<SecurePlanner>(cfg, state->store->dim(),
                                         RunIdOfFolder(cfg.out_dir),
                                         SmallTensors(*state), VoteGrids(*state)));
+    if (cfg.privacy.mode != "distributed")
+      return std::unique_ptr<UpdateSource>(std::move(sums));
+    return std::unique_ptr<UpdateSource>(
+        std::make_unique<DistributedPrivacy>(state, std::move(sums)));
+  }
   auto plain = std::make_unique<PlainUploads>(state, lost);
   if (cfg.privacy.mode == "central") {
     SHEFL_ASSIGN_OR_RETURN(auto priv,

@@ -1,5 +1,6 @@
 #include "server/state/secure_session.h"
 
+#include <algorithm>
 #include <cmath>
 #include <utility>
 
@@ -57,7 +58,11 @@ void SecureSession::Start() {
       sw->set_weight(w);
       if (auto k = p.own_k.find(client); k != p.own_k.end())
         sw->set_k(k->second);
+      if (auto c = p.l2_clips.find(client); c != p.l2_clips.end())
+        sw->set_l2_clip(c->second);
     }
+    s->set_noise_mu(plan_.encoding.noise_mu);
+    s->set_noise_seed(plan_.encoding.noise_seed);
     s->set_word_bits(static_cast<uint32_t>(plan_.encoding.word_bits));
     s->set_diagnose(plan_.encoding.diagnose);
     for (const TensorGrid& g : plan_.encoding.vote) {
@@ -263,24 +268,44 @@ absl::Status SecureSession::Finish() {
 
 // The bounds are the coordinator's own: the planned public weights and
 // own k of every survivor's clients (a party declares at most those).
+// With privacy.mode distributed, each client's words are also within its
+// L2 clip (rounding adds under sqrt(K) to the norm), and the survivors'
+// noise widens both bounds (common/secure/honest_range.h).
 bool SecureSession::Honest(const SecureSum& sum) {
+  const SecureEncoding& e = plan_.encoding;
+  const size_t k = e.support.size();
   uint64_t bound = 0, counts = 0;
+  double honest_l2 = 0;
   for (uint32_t p : sum.survivors) {
     const SecurePartyPlan* party = Party(p);
-    for (const auto& [client, w] : party->weights)
-      bound += ClientWordBound(w, plan_.encoding.clip,
-                               plan_.encoding.scale_bits);
-    for (const auto& [client, k] : party->own_k) counts += k;
+    for (const auto& [client, w] : party->weights) {
+      uint64_t word = ClientWordBound(w, e.clip, e.scale_bits);
+      if (auto c = party->l2_clips.find(client); c != party->l2_clips.end()) {
+        const double l2 = std::ldexp(w * c->second, e.scale_bits) * (1 + 1e-9);
+        word = std::min<uint64_t>(word, static_cast<uint64_t>(std::ceil(l2)) + 1);
+        honest_l2 += l2 + std::sqrt(static_cast<double>(k));
+      }
+      bound += word;
+    }
+    for (const auto& [client, own] : party->own_k) counts += own;
   }
-  const size_t k = plan_.encoding.support.size();
+  const double noise = e.noise_mu * static_cast<double>(sum.survivors.size());
+  bound = NoisyWordBound(bound, noise);
   const absl::Span<const uint32_t> all(sum.sum);
   if (const auto j = FirstDishonestWord(all.subspan(0, k), bound)) {
     Corrupt(sum, absl::StrCat("word ", *j, " (coordinate ",
-                              plan_.encoding.support[*j], ") is ",
+                              e.support[*j], ") is ",
                               static_cast<int32_t>(sum.sum[*j]),
                               ", beyond the honest range +-", bound));
     return false;
   }
+  if (e.noise_mu > 0)
+    if (const auto norm = DishonestNorm(all.subspan(0, k), honest_l2, noise)) {
+      Corrupt(sum, absl::StrCat("the sum's norm ", *norm,
+                                " is beyond what its clients and the noise "
+                                "can make, ", honest_l2, " + the noise's"));
+      return false;
+    }
   if (const auto j = FirstDishonestCount(all.subspan(k), counts)) {
     Corrupt(sum, absl::StrCat("vote word ", *j, " is ", sum.sum[k + *j],
                               ", beyond the clients' top-k total ", counts));
@@ -305,11 +330,14 @@ void SecureSession::Corrupt(const SecureSum& sum, const std::string& why) {
 double SecureSession::Mass(const std::vector<uint32_t>& survivors) const {
   std::map<int64_t, double> clients;
   double declared = 0;
+  // Under distributed DP a party's declared weight would tell which of its
+  // clients had no update (a function of their data): the planned mass.
   bool whole = true;
   for (uint32_t p : survivors) {
     const SecurePartyPlan* party = Party(p);
     declared += declared_.at(p);
-    whole = whole && declared_.at(p) == party->weight();
+    whole = whole && (plan_.encoding.noise_mu > 0 ||
+                      declared_.at(p) == party->weight());
     clients.insert(party->weights.begin(), party->weights.end());
   }
   if (!whole) return declared;

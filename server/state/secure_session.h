@@ -38,6 +38,8 @@ struct SecurePartyPlan {
   uint32_t id = 0;
   std::map<int64_t, double> weights;  // its clients, their public weights
   std::map<int64_t, uint64_t> own_k;  // each client's own top-k (the vote)
+  // privacy.mode distributed: each client's L2 clip on C_t.
+  std::map<int64_t, double> l2_clips;
   double weight() const;              // their sum, in client order
 };
 

@@ -48,6 +48,11 @@ class SecureEncoding:
     vote: list[tuple[int, int, int]] = field(default_factory=list)
     # 16 or 32 (secure.word_bits): the K values travel mod 2^word_bits.
     word_bits: int = 32
+    # privacy.mode distributed (party_noise.py): the variance of the Skellam
+    # noise each party adds to each K value word (0: none), and the seed its
+    # noise key derives from (0: a fresh key).
+    noise_mu: float = 0.0
+    noise_seed: int = 0
 
     def words(self) -> int:
         """K + V: the words of every party's input."""
@@ -91,23 +96,47 @@ def add_vote_counts(positions: npt.ArrayLike, vote: list[tuple[int, int, int]],
     return out
 
 
+def _l2_scale(x: Floats, support: npt.NDArray[np.int64], l2_clip: float) -> float:
+    """min(1, l2_clip / ||x on the support||) rounded down to 21 significant
+    bits, the norm summed in support order in double as the C++ party
+    does (never numpy's pairwise sum); 1 without a clip; 0 for a norm that
+    is not finite."""
+    if l2_clip == 0:
+        return 1.0
+    squares = 0.0
+    for v in x[support].astype(np.float64).tolist():
+        squares += v * v
+    norm = math.sqrt(squares)
+    if not math.isfinite(norm):
+        return 0.0
+    if not norm > l2_clip:
+        return 1.0
+    m, e = math.frexp(l2_clip / norm)
+    return math.ldexp(math.floor(math.ldexp(m, 21)), e - 21)
+
+
 def add_client_input(delta: npt.ArrayLike, weight: float, client: int,
                      encoding: SecureEncoding, residual: Optional[npt.ArrayLike],
-                     q: Optional[Words], own_k: int = 0) -> tuple[Floats, Words]:
+                     q: Optional[Words], own_k: int = 0,
+                     l2_clip: float = 0.0) -> tuple[Floats, Words]:
     """(the client's next residual, the party's input with its words added).
     x = delta + residual (float32; residual None or empty means zeros); on
     C_t the client adds round(weight * clip(x) * 2^f) to q (None or empty
     before the first client); the residual is x less what was sent, divided
     back by the weight. `weight` is the client's public weight, in (0, 1].
     With a vote, the client's own top `own_k` positions of x are counted
-    into the words after the K values. InvalidArgument as AddClientInput
-    refuses."""
+    into the words after the K values. With `l2_clip` > 0 (privacy.mode
+    distributed) the K values of x are first scaled to L2 norm at most
+    l2_clip. InvalidArgument as AddClientInput refuses."""
     x = np.array(delta, dtype=np.float32).reshape(-1)
     d, support = x.size, np.asarray(encoding.support, dtype=np.int64)
     k, n_words = support.size, encoding.words()
     if not (weight > 0 and weight <= 1):
         raise InvalidArgument("secure aggregation: client %d's weight %s is not in (0, 1]"
                               % (client, _fmt(weight)))
+    if l2_clip < 0 or not math.isfinite(l2_clip):
+        raise InvalidArgument("secure aggregation: client %d's L2 clip %s is not >= 0"
+                              % (client, _fmt(l2_clip)))
     r = None if residual is None else np.asarray(residual, dtype=np.float32).reshape(-1)
     if r is not None and r.size and r.size != d:
         raise InvalidArgument("secure aggregation: client %d's residual has %d entries, its "
@@ -127,7 +156,9 @@ def add_client_input(delta: npt.ArrayLike, weight: float, client: int,
     # leaves x.
     own = own_top_k(x, own_k) if encoding.vote else np.zeros(0, dtype=np.int64)
     # fmax/fmin as C's: a NaN gives way to the bound.
-    v = x[support].astype(np.float64)
+    scale = _l2_scale(x, support, l2_clip)
+    v = (np.zeros(k, dtype=np.float64) if scale == 0
+         else x[support].astype(np.float64) * scale)
     weighted = (weight * np.fmin(np.fmax(v, -encoding.clip), encoding.clip)).astype(np.float32)
     rng = make_rng(encoding.seed, SECURE_ROUNDING, (encoding.round, encoding.model, client))
     enc = encode_fixed_point(weighted, encoding.clip, encoding.scale_bits, rng)

@@ -39,6 +39,7 @@ from ..options import log
 from ..session_items import TRANSIENT, Message, StatusCode
 from .messages import KeyAdvert, MaskedInput, Roster, ShareBox, UnmaskRequest
 from .party import SecureParty
+from .party_noise import add_party_noise
 from .primitives import (DataLoss, FailedPrecondition, InvalidArgument, SecureError,
                          Words, sha256, to_key32)
 from .secure_input import SecureEncoding, add_client_input, input_bytes
@@ -78,6 +79,8 @@ class _Session:
     party: int = 0
     weights: dict[int, float] = field(default_factory=dict)  # its clients in the session
     own_k: dict[int, int] = field(default_factory=dict)  # their own top-k, for the vote
+    # privacy.mode distributed: their L2 clips on C_t (0: none).
+    l2_clips: dict[int, float] = field(default_factory=dict)
     secure: Optional[SecureParty] = None
     boxes: bool = False       # took the boxes addressed to it
     input_sent: bool = False
@@ -144,13 +147,15 @@ class SecureSessions:
                                               self.seed, key[0], key[1],
                                               [(int(g.offset), int(g.rows), int(g.cols))
                                                for g in s.vote],
-                                              16 if int(s.word_bits) == 16 else 32)
+                                              16 if int(s.word_bits) == 16 else 32,
+                                              float(s.noise_mu), int(s.noise_seed))
             # Never in a masked session: the dense sums would give away
             # what the masks hide, whoever asks.
             session.diagnose = bool(s.diagnose) and not self.masked
             for w in s.weights:
                 session.weights[int(w.client_id)] = float(w.weight)
                 session.own_k[int(w.client_id)] = int(w.k)
+                session.l2_clips[int(w.client_id)] = float(w.l2_clip)
             early, session.early = session.early, {}
             for client in sorted(early):  # in client order, as the C++ map
                 self._add_locked(key, session, client, early[client])
@@ -282,7 +287,7 @@ class SecureSessions:
                 residual = r.detach().to("cpu", torch.float32).numpy()
         try:
             left, s.q = add_client_input(delta, weight, client, s.encoding, residual, s.q,
-                                         s.own_k.get(client, 0))
+                                         s.own_k.get(client, 0), s.l2_clips.get(client, 0.0))
         except SecureError as e:
             self._log(key, "client %d: %s" % (client, e))
             return
@@ -313,6 +318,15 @@ class SecureSessions:
             weight = 0.0  # summed in client order, as the coordinator does
             for c in sorted(s.added):
                 weight += s.weights[c]
+            # privacy.mode distributed: the noise goes in before the masks,
+            # so nothing unmasked is ever without it.
+            e = s.encoding
+            try:
+                s.q = add_party_noise(e.noise_mu, e.noise_seed, e.round, e.model, s.party,
+                                      int(np.asarray(e.support).size), s.q)
+            except SecureError as err:
+                self._log(key, str(err))
+                return
             masked = MaskedInput(s.party, weight, s.q)
             if s.secure is not None:
                 try:
