@@ -7,7 +7,10 @@
 //    `shefl privacy` prints the same, and privacy.target_epsilon stops the
 //    run before the round that would pass it;
 //  - a party adding garbage to its masked input, inside a noised session,
-//    still makes a corrupt sum that reaches no model.
+//    still makes a corrupt sum that reaches no model;
+//  - a resumed run's accountant goes on from its checkpoint, beside the
+//    secure sums' own state, and a checkpoint whose privacy state is gone
+//    or damaged does not resume.
 #include <signal.h>
 
 #include <cmath>
@@ -148,27 +151,43 @@ TEST_CASE("distributed DP's epsilon is the Skellam accountant's, and the target 
   CHECK_THAT(plan.output, Catch::Contains("stops the run after round 2 of 3"));
 }
 
-TEST_CASE("distributed DP: a party adding garbage inside a noised session makes a corrupt sum that reaches no model") {
-  TempDir dir;
-  WriteFile(dir / "c.yaml", Config());
-  // Run()'s sets, less the command: the coordinator takes them as they are.
-  std::vector<std::string> run = Run(dir, dir / "run", {"rounds=1"});
+// Run()'s sets for a coordinator started by hand.
+std::vector<std::string> Sets(const TempDir& dir, std::vector<std::string> extra) {
+  const std::vector<std::string> run = Run(dir, dir / "run", std::move(extra));
   std::vector<std::string> sets;
   for (size_t i = 0; i + 1 < run.size(); ++i)
     if (run[i] == "--set") sets.push_back(run[i + 1]);
+  return sets;
+}
+
+// A coordinator with `head` (its config or resume flags) and five daemons
+// of one client each, `flags` on the last; the coordinator's exit status.
+int Federate(const TempDir& dir, std::vector<std::string> head,
+             const std::string& log,
+             const std::vector<std::string>& last_flags = {}) {
   const int port = FreePort();
+  head.insert(head.begin(), BinDir() + "/shefl-coordinator");
+  head.insert(head.end(), {"--listen", "127.0.0.1:" + std::to_string(port),
+                           "--threads", "1", "--insecure"});
+  const int coordinator = Spawn(head, dir / (log + "-c.log"));
   std::vector<int> pids;
-  const int coordinator = Spawn(CoordinatorArgv(dir, port, sets), dir / "c.log");
-  for (int i = 0; i < 5; ++i) {
-    std::vector<std::string> extra;
-    if (i == 4) extra = {"--adversary", "garbage"};  // the last daemon lies
+  for (int i = 0; i < 5; ++i)
     pids.push_back(Spawn(DaemonArgv(dir, port, "d" + std::to_string(i),
-                                    std::to_string(i), extra),
-                         dir / ("d" + std::to_string(i) + ".log")));
-  }
+                                    std::to_string(i),
+                                    i == 4 ? last_flags : std::vector<std::string>{}),
+                         dir / (log + "-d" + std::to_string(i) + ".log")));
   const int rc = WaitFor(coordinator, 300);
   for (int pid : pids) ::kill(-pid, SIGKILL);
-  INFO(ReadFile(dir / "c.log"));
+  return rc;
+}
+
+TEST_CASE("distributed DP: a party adding garbage inside a noised session makes a corrupt sum that reaches no model") {
+  TempDir dir;
+  WriteFile(dir / "c.yaml", Config());
+  std::vector<std::string> head = {"--config", dir / "c.yaml", "--out", dir / "run"};
+  for (const std::string& s : Sets(dir, {"rounds=1"})) head.insert(head.end(), {"--set", s});
+  const int rc = Federate(dir, head, "garbage", {"--adversary", "garbage"});
+  INFO(ReadFile(dir / "garbage-c.log"));
   REQUIRE(rc == 0);
   const auto lines = ReadJsonl(dir / "run/rounds.jsonl");
   REQUIRE(lines.size() == 1u);
@@ -179,6 +198,53 @@ TEST_CASE("distributed DP: a party adding garbage inside a noised session makes 
     CHECK_THAT(s["why"].get<std::string>(), Catch::Contains("honest range"));
   }
   CHECK(lines[0]["max_abs_weight"].get<double>() < 10);
+}
+
+TEST_CASE("distributed DP: a resumed run's accountant goes on from its checkpoint, and one without it does not resume") {
+  TempDir dir;
+  WriteFile(dir / "c.yaml", Config());
+  const std::string run = dir / "run";
+  std::vector<std::string> first = {"--config", dir / "c.yaml", "--out", run};
+  for (const std::string& s : Sets(dir, {"rounds=2"})) first.insert(first.end(), {"--set", s});
+  {
+    const int rc = Federate(dir, first, "first");
+    INFO(ReadFile(dir / "first-c.log"));
+    REQUIRE(rc == 0);
+  }
+  for (const char* damage : {"gone", "cut"}) {
+    const std::string copy = dir / (std::string("copy-") + damage);
+    std::filesystem::copy(run, copy, std::filesystem::copy_options::recursive);
+    const std::string state = copy + "/checkpoints/source-2.bin";
+    if (std::string(damage) == "gone") {
+      REQUIRE(std::filesystem::remove(state));
+    } else {
+      const std::string bytes = ReadFile(state);
+      WriteFile(state, bytes.substr(0, 40));
+    }
+    auto refused = RunProcess({BinDir() + "/shefl-coordinator", "--resume", copy,
+                               "--listen", "127.0.0.1:" + std::to_string(FreePort()),
+                               "--insecure", "--set", "rounds=3"},
+                              60);
+    INFO(damage << ": " << refused.output);
+    CHECK(refused.exit_code != 0);
+    CHECK_THAT(refused.output, Catch::Contains("privacy state"));
+  }
+  {
+    const int rc = Federate(dir, {"--resume", run, "--set", "rounds=3"}, "second");
+    INFO(ReadFile(dir / "second-c.log"));
+    REQUIRE(rc == 0);
+  }
+  ExperimentConfig c;
+  c.privacy.mode = "distributed";
+  c.privacy.clip = 0.4;
+  const auto lines = ReadJsonl(run + "/rounds.jsonl");
+  REQUIRE(lines.size() == 3u);
+  for (int r = 0; r < 3; ++r) {
+    INFO(lines[r].dump());
+    CHECK(lines[r]["epsilon"].get<double>() ==
+          Approx(RoundSpent(c, 1.5, 1.0, r + 1, std::pow(5.0, -1.1)).epsilon).epsilon(1e-9));
+    for (const char* m : {"0", "1"}) CHECK(lines[r]["secure"][m]["outcome"] == "finished");
+  }
 }
 
 }  // namespace
