@@ -20,6 +20,7 @@ constexpr const char* kUsage =
     "         [--state-dir DIR]\n"
     "         [--metrics-listen HOST:PORT] [--threads N] [--task-threads T]\n"
     "         [--max-backoff-s S] [--heartbeat-s S] [--adversary MODE]\n"
+    "         [--dp-min-multiplier Z]\n"
     "         [--tls-ca FILE] [--tls-cert FILE --tls-key FILE]\n"
     "         [--tls-server-name NAME] [--token-file FILE] [--insecure]\n"
     "  RANGES: logical client ids, e.g. 0-24 or 0-4,10-14; auto:N lets the\n"
@@ -44,7 +45,11 @@ constexpr const char* kUsage =
     "  --adversary MODE: robustness experiments only: this daemon lies\n"
     "                    (huge, flip, noise, shard, labels, stall,\n"
     "                    garbage;\n"
-    "                    docs/SECURITY.md)\n";
+    "                    docs/SECURITY.md)\n"
+    "  --dp-min-multiplier Z: distributed DP (docs/PRIVACY.md): send no\n"
+    "                    secure input whose session's noise is below Z\n"
+    "                    times what one client can move its sum (default\n"
+    "                    0: take the coordinator's word)\n";
 
 }  // namespace
 
@@ -84,6 +89,15 @@ int main(int argc, char** argv) {
       {"--max-backoff-s", shefl::SetSeconds("--max-backoff-s", &o.max_backoff_s)},
       {"--heartbeat-s", shefl::SetSeconds("--heartbeat-s", &o.heartbeat_s)},
       {"--adversary", shefl::SetString(&o.adversary)},
+      {"--dp-min-multiplier",
+       [&o](const std::string& v) -> absl::Status {
+         double z = 0;
+         if (!absl::SimpleAtod(v, &z) || !(z >= 0) || z > 1e6)
+           return absl::InvalidArgumentError(
+               "--dp-min-multiplier '" + v + "': expected a multiplier from 0 to 1e6");
+         o.dp_min_multiplier = z;
+         return absl::OkStatus();
+       }},
       {"--tls-ca", shefl::SetString(&o.tls.ca_file)},
       {"--tls-cert", shefl::SetString(&o.tls.cert_file)},
       {"--tls-key", shefl::SetString(&o.tls.key_file)},

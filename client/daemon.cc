@@ -199,6 +199,7 @@ absl::Status Daemon::Prepare(const std::string& config_yaml) {
     sp.seed = config.seed;
     sp.masked = config.aggregation.secure == "common_support";
     sp.adversary = adversary_;
+    sp.dp_min_multiplier = o_.dp_min_multiplier;
     secure_ = std::make_unique<SecureSessions>(std::move(sp));
   }
   TaskTrainer::Parts parts;

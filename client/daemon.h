@@ -69,6 +69,9 @@ struct DaemonOptions {
   // --adversary MODE: this daemon lies (robustness experiments,
   // client/adversary.h); empty: honest.
   std::string adversary;
+  // --dp-min-multiplier Z: the daemon's own floor on a secure session's
+  // distributed-DP noise (common/secure/party_noise.h); 0: none.
+  double dp_min_multiplier = 0;
 };
 
 // Parses "0-24", "3", "0-4,10-14" into ascending unique ids.

@@ -184,6 +184,7 @@ absl::Status SecureSessions::OnRoster(const CoordinatorLink& link,
     p.model = r.model_id();
     p.n = static_cast<uint32_t>(r.keys_size());
     p.t = r.threshold();
+    s.threshold = p.t;
     p.degree = r.degree();
     p.scale_bits = static_cast<uint32_t>(s.encoding.scale_bits);
     p.clip = s.encoding.clip;
@@ -325,7 +326,13 @@ void SecureSessions::MaybeSendInput(const CoordinatorLink& link,
     double weight = 0;  // summed in client order, as the coordinator does
     for (int64_t c : s.added) weight += s.weights.at(c);
     // privacy.mode distributed: the noise goes in before the masks, so
-    // nothing unmasked is ever without it.
+    // nothing unmasked is ever without it; none too small goes up at all.
+    std::vector<ClientClip> clips;
+    for (int64_t c : s.added) clips.push_back({s.weights.at(c), s.l2_clips[c]});
+    if (auto st = CheckNoiseFloor(s.encoding, s.threshold, clips,
+                                  p_.dp_min_multiplier);
+        !st.ok())
+      return Log(key, std::string(st.message()));
     if (auto st = AddPartyNoise(s.encoding, s.party, &s.q); !st.ok())
       return Log(key, std::string(st.message()));
     // Masked, q itself is never copied out; clear (clear_support), it is

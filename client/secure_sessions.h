@@ -57,6 +57,9 @@ class SecureSessions {
     uint64_t seed = 0;                   // the run's: each client's rounding
     bool masked = true;                  // false: clear_support
     std::optional<Adversary> adversary;  // a lying daemon's (experiments)
+    // --dp-min-multiplier: no masked input goes up from a session whose
+    // noise is below this (common/secure/party_noise.h); 0: no check.
+    double dp_min_multiplier = 0;
   };
   explicit SecureSessions(Parts parts) : p_(std::move(parts)) {}
 
@@ -94,6 +97,7 @@ class SecureSessions {
     bool setup = false;
     SecureEncoding encoding;
     uint32_t party = 0;
+    uint32_t threshold = 0;  // t, from the roster
     std::map<int64_t, double> weights;  // its clients in the session
     std::map<int64_t, uint64_t> own_k;  // their own top-k, for the vote
     // privacy.mode distributed: their L2 clips on C_t (0: none).

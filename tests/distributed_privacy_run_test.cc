@@ -8,6 +8,8 @@
 //    run before the round that would pass it;
 //  - a party adding garbage to its masked input, inside a noised session,
 //    still makes a corrupt sum that reaches no model;
+//  - a daemon whose own floor (--dp-min-multiplier) is above the sessions'
+//    noise sends no input, and the other four finish each session;
 //  - a resumed run's accountant goes on from its checkpoint, beside the
 //    secure sums' own state, and a checkpoint whose privacy state is gone
 //    or damaged does not resume.
@@ -44,16 +46,18 @@ privacy:
 )");
 }
 
+// `shefl run` of five daemons; `extra` after the defaults (the last --set of
+// a key wins).
 std::vector<std::string> Run(const TempDir& dir, const std::string& out,
-                             std::vector<std::string> sets) {
+                             const std::vector<std::string>& extra) {
   std::vector<std::string> argv = {BinDir() + "/shefl", "run", dir / "c.yaml",
                                    "--daemons", "5", "--threads", "1",
                                    "--out", out};
-  for (const char* s : {"clients.num_clients=5", "clients.num_hpc=5",
-                        "clients.per_round_hpc=5", "clients.per_round_lpc=0",
-                        "model.num_models=2", "secure.min_parties=3",
-                        "round_deadline_s=120"})
-    sets.push_back(s);
+  std::vector<std::string> sets = {"clients.num_clients=5", "clients.num_hpc=5",
+                                   "clients.per_round_hpc=5", "clients.per_round_lpc=0",
+                                   "model.num_models=2", "secure.min_parties=3",
+                                   "round_deadline_s=120"};
+  sets.insert(sets.end(), extra.begin(), extra.end());
   for (const std::string& kv : sets) argv.insert(argv.end(), {"--set", kv});
   return argv;
 }
@@ -152,8 +156,8 @@ TEST_CASE("distributed DP's epsilon is the Skellam accountant's, and the target 
 }
 
 // Run()'s sets for a coordinator started by hand.
-std::vector<std::string> Sets(const TempDir& dir, std::vector<std::string> extra) {
-  const std::vector<std::string> run = Run(dir, dir / "run", std::move(extra));
+std::vector<std::string> Sets(const TempDir& dir, const std::vector<std::string>& extra) {
+  const std::vector<std::string> run = Run(dir, dir / "run", extra);
   std::vector<std::string> sets;
   for (size_t i = 0; i + 1 < run.size(); ++i)
     if (run[i] == "--set") sets.push_back(run[i + 1]);
@@ -198,6 +202,31 @@ TEST_CASE("distributed DP: a party adding garbage inside a noised session makes 
     CHECK_THAT(s["why"].get<std::string>(), Catch::Contains("honest range"));
   }
   CHECK(lines[0]["max_abs_weight"].get<double>() < 10);
+}
+
+TEST_CASE("distributed DP: a daemon whose floor is above the sessions' noise sends nothing, and the rest finish") {
+  TempDir dir;
+  WriteFile(dir / "c.yaml", Config());
+  std::vector<std::string> head = {"--config", dir / "c.yaml", "--out", dir / "run"};
+  // The refusing party's input never comes: the sessions close at the
+  // round's deadline with the other four.
+  for (const std::string& s : Sets(dir, {"rounds=1", "round_deadline_s=20"}))
+    head.insert(head.end(), {"--set", s});
+  // Each session's noise is sqrt(t mu) = z D2, a client's move w S/sqrt(2)
+  // 2^f: a multiplier of about 1.5 sqrt(2) = 2.12.
+  const int rc = Federate(dir, head, "floor", {"--dp-min-multiplier", "2.5"});
+  INFO(ReadFile(dir / "floor-c.log"));
+  REQUIRE(rc == 0);
+  const auto lines = ReadJsonl(dir / "run/rounds.jsonl");
+  REQUIRE(lines.size() == 1u);
+  for (const char* m : {"0", "1"}) {
+    const auto& s = lines[0]["secure"][m];
+    INFO(s.dump());
+    CHECK(s["outcome"] == "finished");
+    CHECK(s["survivors"] == 4);
+  }
+  CHECK_THAT(ReadFile(dir / "floor-d4.log"),
+             Catch::Contains("below --dp-min-multiplier 2.5"));
 }
 
 TEST_CASE("distributed DP: a resumed run's accountant goes on from its checkpoint, and one without it does not resume") {

@@ -12,7 +12,9 @@
 //  - a client's words on C_t stay within its L2 clip, and the residual
 //    keeps what the clip took off;
 //  - the honest range widens by the noise's tail, and a sum whose norm
-//    passes what the clients and the noise can make is singled out.
+//    passes what the clients and the noise can make is singled out;
+//  - a party's own floor (--dp-min-multiplier) refuses a session whose noise
+//    is too small for its clients' clips, or that gives a client no clip.
 #include "common/secure/party_noise.h"
 
 #include <cmath>
@@ -224,6 +226,27 @@ TEST_CASE("the honest range widens by the noise's tail, and an inflated norm is 
   const auto norm = DishonestNorm(lied, 1000, variance);
   REQUIRE(norm.has_value());
   CHECK(*norm > 3e6 * std::sqrt(static_cast<double>(k)));
+}
+
+TEST_CASE("a party's own floor refuses a session whose noise is below it") {
+  SecureEncoding e = NoisyEncoding(10, 0, 1);
+  e.scale_bits = 20;
+  // Two clients, the larger moving the sum by 0.5 x 0.4 x 2^20; t = 4
+  // survivors at mu give sqrt(4 mu): multiplier 2 at mu = (0.2 2^20)^2.
+  const std::vector<ClientClip> clips = {{0.5, 0.4}, {1.0, 0.1}};
+  e.noise_mu = std::pow(0.2 * 1048576, 2);
+  CHECK(CheckNoiseFloor(e, 4, clips, 0).ok());
+  CHECK(CheckNoiseFloor(e, 4, clips, 1.99).ok());
+  CHECK(CheckNoiseFloor(e, 4, clips, 2.0).ok());
+  const absl::Status low = CheckNoiseFloor(e, 4, clips, 2.01);
+  CHECK(low.code() == absl::StatusCode::kFailedPrecondition);
+  CHECK_THAT(std::string(low.message()), Catch::Contains("--dp-min-multiplier 2.01"));
+  CHECK_FALSE(CheckNoiseFloor(e, 1, clips, 1.5).ok());  // a smaller t
+  e.noise_mu = 0;
+  CHECK_FALSE(CheckNoiseFloor(e, 4, clips, 0.1).ok());
+  e.noise_mu = 1e20;
+  CHECK_THAT(std::string(CheckNoiseFloor(e, 4, {{1.0, 0.0}}, 0.1).message()),
+             Catch::Contains("no L2 clip"));
 }
 
 }  // namespace

@@ -2,6 +2,7 @@
 
 #include <openssl/rand.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "absl/strings/str_cat.h"
@@ -157,6 +158,29 @@ absl::Status AddPartyNoise(const SecureEncoding& encoding, uint32_t party,
         "privacy: no noise stream (", u.status().message(),
         "); the input is not sent"));
   for (size_t j = 0; j < k; ++j) (*q)[j] += noise[j];
+  return absl::OkStatus();
+}
+
+absl::Status CheckNoiseFloor(const SecureEncoding& encoding, uint32_t threshold,
+                             const std::vector<ClientClip>& clients,
+                             double min_multiplier) {
+  if (min_multiplier <= 0) return absl::OkStatus();
+  double unit = 0;
+  for (const ClientClip& c : clients) {
+    if (!(c.l2_clip > 0))
+      return absl::FailedPreconditionError(
+          "privacy: the session gives a client no L2 clip, and this daemon "
+          "asks for distributed DP (--dp-min-multiplier)");
+    unit = std::max(unit, c.weight * c.l2_clip);
+  }
+  unit = std::ldexp(unit, encoding.scale_bits);
+  const double noise =
+      std::sqrt(static_cast<double>(threshold) * std::max(encoding.noise_mu, 0.0));
+  if (!(noise >= min_multiplier * unit * (1 - 1e-9)))
+    return absl::FailedPreconditionError(absl::StrCat(
+        "privacy: the session's noise is ", noise / unit,
+        " times what one client can move its sum, below --dp-min-multiplier ",
+        min_multiplier, "; the input is not sent"));
   return absl::OkStatus();
 }
 

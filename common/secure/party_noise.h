@@ -23,6 +23,7 @@
 #define SHEFL_COMMON_SECURE_PARTY_NOISE_H_
 
 #include <cstdint>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -78,6 +79,22 @@ absl::StatusOr<Key32> PartyNoiseKey(uint64_t seed, int64_t round,
 // then is as it was: a party never sends an input without its noise).
 absl::Status AddPartyNoise(const SecureEncoding& encoding, uint32_t party,
                            SecretWords* q);
+
+// A party's own floor on the coordinator's word (shefl-client
+// --dp-min-multiplier): the noise the session's t survivors add together,
+// sqrt(t mu), in units of the most one of the party's clients can move the
+// sum, max(weight x L2 clip) 2^f. FailedPrecondition (saying which) when a
+// client has no L2 clip or the multiplier is below `min_multiplier`; OK
+// when min_multiplier is 0. The party cannot see the run's other sessions,
+// so this checks each session alone: the joint guarantee still rests on
+// the planner's S / sqrt(m) split.
+struct ClientClip {
+  double weight = 0;
+  double l2_clip = 0;
+};
+absl::Status CheckNoiseFloor(const SecureEncoding& encoding, uint32_t threshold,
+                             const std::vector<ClientClip>& clients,
+                             double min_multiplier);
 
 }  // namespace shefl
 
