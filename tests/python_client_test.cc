@@ -201,6 +201,7 @@ TEST_CASE("python: distributed DP's noise and clip are the C++ party's") {
                   "test_noise_is_keyed_and_only_on_the_values",
                   "test_t_parties_sum_to_the_target_variance",
                   "test_bad_variances_are_refused",
+                  "test_the_partys_floor_is_the_cpp_partys",
                   "test_words_stay_within_the_l2_clip_and_the_residual_keeps_the_rest",
                   "test_a_mixed_run_equals_the_cpp_only_run_and_the_noise_moved_it"});
 }

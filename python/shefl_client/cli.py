@@ -28,6 +28,9 @@ def add_flags(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
     a("--capacity", type=int, default=0, help="most models a client trains a round (0: none)")
     a("--threads", type=int, default=1, help="tasks at once, one torch thread each")
     a("--adversary", default="", help="lie for robustness experiments: huge or flip")
+    a("--dp-min-multiplier", type=float, default=0.0,
+      help="distributed DP: send no secure input whose session's noise is below this "
+           "times what one client can move its sum (0: none)")
     return parser
 
 
@@ -38,7 +41,8 @@ def options_from(args: argparse.Namespace) -> Options:
                    tls_server_name=args.tls_server_name, token_file=args.token_file,
                    insecure=args.insecure, device=args.device, heartbeat_s=args.heartbeat_s,
                    max_backoff_s=args.max_backoff_s, capacity=args.capacity,
-                   threads=args.threads, adversary=args.adversary)
+                   threads=args.threads, adversary=args.adversary,
+                   dp_min_multiplier=args.dp_min_multiplier)
 
 
 def parse(argv: Optional[Sequence[str]],

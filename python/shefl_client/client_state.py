@@ -101,7 +101,8 @@ class ClientState:
         if mode != "off":
             self.secure = SecureSessions(self.o.name, self.ledger, self.compressor.residuals,
                                          self.dim, int(self.config.get("seed", 0)),
-                                         masked=mode == "common_support")
+                                         masked=mode == "common_support",
+                                         dp_min_multiplier=self.o.dp_min_multiplier)
         self.prepared = True
         log(self.o.name, "%d clients (%d..%d) ready on %s in %.1f s; model '%s', d = %d; "
             "%d tasks at once, 1 thread each" % (

@@ -38,6 +38,7 @@ class Options:
     capacity: int = 0
     threads: int = 1
     adversary: str = ""
+    dp_min_multiplier: float = 0.0
 
     def __post_init__(self) -> None:
         self.name = self.name or "shefl-py-client-%d" % os.getpid()
@@ -45,6 +46,9 @@ class Options:
         if self.adversary not in ADVERSARIES:
             raise ClientError("--adversary '%s': the Python client lies as huge or flip"
                               % self.adversary)
+        if not 0 <= self.dp_min_multiplier <= 1e6:
+            raise ClientError("--dp-min-multiplier '%g': expected a multiplier from 0 to 1e6"
+                              % self.dp_min_multiplier)
 
 
 def parse_clients(text: str) -> tuple[list[int], int]:

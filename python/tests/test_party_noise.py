@@ -5,7 +5,8 @@ bit (the vectors tests/party_noise_test.cc pins too); Poisson draws have
 Poisson's mean and variance; the noise is added mod 2^32 to the K value
 words only, keyed by (seed, round, model, party), and bad variances are
 refused; a client's words stay within its L2 clip and its residual keeps
-the rest. Then whole runs: a distributed-DP run with the Python party in
+the rest; a party's own noise floor refuses as the C++ party's does.
+Then whole runs: a distributed-DP run with the Python party in
 it gives the C++-only run's models bit for bit, and the noise moved them."""
 import json
 import math
@@ -18,9 +19,10 @@ import unittest
 
 import numpy as np
 
-from shefl_client.secure.party_noise import (UniformStream, add_party_noise, log_poisson_pmf,
-                                              party_noise_key, sample_poisson, sample_skellam)
-from shefl_client.secure.primitives import InvalidArgument
+from shefl_client.secure.party_noise import (UniformStream, add_party_noise, check_noise_floor,
+                                              log_poisson_pmf, party_noise_key, sample_poisson,
+                                              sample_skellam)
+from shefl_client.secure.primitives import FailedPrecondition, InvalidArgument
 from shefl_client.secure.secure_input import SecureEncoding, add_client_input
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -90,6 +92,22 @@ class Noise(unittest.TestCase):
                 self.noised(mu, 1, 1, 1)
         with self.assertRaises(InvalidArgument):
             add_party_noise(10.0, 1, 1, 1, 1, 8, np.zeros(4, dtype=np.uint32))
+
+
+class Floor(unittest.TestCase):
+    def test_the_partys_floor_is_the_cpp_partys(self):
+        clips = [(0.5, 0.4), (1.0, 0.1)]
+        mu = (0.2 * 1048576) ** 2  # multiplier 2 at t = 4, as party_noise_test
+        for ok in (0.0, 1.99, 2.0):
+            check_noise_floor(mu, 20, 4, clips, ok)
+        with self.assertRaisesRegex(FailedPrecondition, "below --dp-min-multiplier 2.01"):
+            check_noise_floor(mu, 20, 4, clips, 2.01)
+        with self.assertRaises(FailedPrecondition):
+            check_noise_floor(mu, 20, 1, clips, 1.5)
+        with self.assertRaises(FailedPrecondition):
+            check_noise_floor(0.0, 20, 4, clips, 0.1)
+        with self.assertRaisesRegex(FailedPrecondition, "no L2 clip"):
+            check_noise_floor(1e20, 20, 4, [(1.0, 0.0)], 0.1)
 
 
 class Clip(unittest.TestCase):

@@ -17,7 +17,7 @@ import struct
 
 import numpy as np
 
-from .primitives import InvalidArgument, Words, aes_ctr_keystream, sha256
+from .primitives import FailedPrecondition, InvalidArgument, Words, aes_ctr_keystream, sha256
 
 _UNIFORMS_PER_CHUNK = 4096
 _CHUNK_BYTES = 8 * _UNIFORMS_PER_CHUNK
@@ -140,3 +140,26 @@ def add_party_noise(noise_mu: float, noise_seed: int, rnd: int, model: int, part
     out = q.copy()
     out[:k] += np.asarray(noise, dtype=np.uint32)
     return out
+
+
+def check_noise_floor(noise_mu: float, scale_bits: int, threshold: int,
+                      clips: list[tuple[float, float]], min_multiplier: float) -> None:
+    """A party's own floor (--dp-min-multiplier), as CheckNoiseFloor: the
+    session's t survivors' noise, sqrt(t mu), must be at least min_multiplier
+    times max(weight x L2 clip) 2^f over the party's (weight, clip) pairs,
+    and every client must have a clip. FailedPrecondition otherwise; nothing
+    is checked when min_multiplier is 0."""
+    if min_multiplier <= 0:
+        return
+    unit = 0.0
+    for weight, l2_clip in clips:
+        if not l2_clip > 0:
+            raise FailedPrecondition("privacy: the session gives a client no L2 clip, and this "
+                                     "daemon asks for distributed DP (--dp-min-multiplier)")
+        unit = max(unit, weight * l2_clip)
+    unit = math.ldexp(unit, scale_bits)
+    noise = math.sqrt(float(threshold) * max(noise_mu, 0.0))
+    if not noise >= min_multiplier * unit * (1 - 1e-9):
+        raise FailedPrecondition("privacy: the session's noise is %g times what one client can "
+                                 "move its sum, below --dp-min-multiplier %g; the input is not "
+                                 "sent" % (noise / unit, min_multiplier))

@@ -39,7 +39,7 @@ from ..options import log
 from ..session_items import TRANSIENT, Message, StatusCode
 from .messages import KeyAdvert, MaskedInput, Roster, ShareBox, UnmaskRequest
 from .party import SecureParty
-from .party_noise import add_party_noise
+from .party_noise import add_party_noise, check_noise_floor
 from .primitives import (DataLoss, FailedPrecondition, InvalidArgument, SecureError,
                          Words, sha256, to_key32)
 from .secure_input import SecureEncoding, add_client_input, input_bytes
@@ -77,6 +77,7 @@ class _Session:
     setup: bool = False
     encoding: SecureEncoding = field(default_factory=SecureEncoding)
     party: int = 0
+    threshold: int = 0  # t, from the roster
     weights: dict[int, float] = field(default_factory=dict)  # its clients in the session
     own_k: dict[int, int] = field(default_factory=dict)  # their own top-k, for the vote
     # privacy.mode distributed: their L2 clips on C_t (0: none).
@@ -100,9 +101,11 @@ class SecureSessions:
     (no keys, boxes or shares: the inputs go up as they are)."""
 
     def __init__(self, name: str, ledger: B.Ledger, residuals: Optional[ResidualBook],
-                 dim: int, seed: int, masked: bool) -> None:
+                 dim: int, seed: int, masked: bool, dp_min_multiplier: float = 0.0) -> None:
         self.name, self.ledger, self.residuals = name, ledger, residuals
         self.dim, self.seed, self.masked = dim, seed, masked
+        # --dp-min-multiplier: no input from a session whose noise is below it.
+        self.dp_min_multiplier = dp_min_multiplier
         self._lock = threading.Lock()
         self._sessions: dict[Key, _Session] = {}
         self._ended = 0  # the last round that ended: its sessions are gone
@@ -187,6 +190,7 @@ class SecureSessions:
                               t=int(r.threshold), degree=int(r.degree),
                               scale_bits=s.encoding.scale_bits,
                               clip=s.encoding.clip)
+            s.threshold = int(r.threshold)
             theirs = to_key32(r.support_hash, "support_hash")
             p.model_hash = to_key32(r.model_hash, "model_hash")
             # The support the roster's session id binds must be the one we have.
@@ -322,6 +326,9 @@ class SecureSessions:
             # so nothing unmasked is ever without it.
             e = s.encoding
             try:
+                check_noise_floor(e.noise_mu, e.scale_bits, s.threshold,
+                                  [(s.weights[c], s.l2_clips.get(c, 0.0)) for c in sorted(s.added)],
+                                  self.dp_min_multiplier)
                 s.q = add_party_noise(e.noise_mu, e.noise_seed, e.round, e.model, s.party,
                                       int(np.asarray(e.support).size), s.q)
             except SecureError as err:
