@@ -46,19 +46,27 @@ privacy:
 )");
 }
 
-// `shefl run` of five daemons; `extra` after the defaults (the last --set of
-// a key wins).
-std::vector<std::string> Run(const TempDir& dir, const std::string& out,
-                             const std::vector<std::string>& extra) {
-  std::vector<std::string> argv = {BinDir() + "/shefl", "run", dir / "c.yaml",
-                                   "--daemons", "5", "--threads", "1",
-                                   "--out", out};
+// The five-daemon sets, `extra` after the defaults (the last --set of a
+// key wins), each behind --set.
+std::vector<std::string> SetFlags(const std::vector<std::string>& extra) {
   std::vector<std::string> sets = {"clients.num_clients=5", "clients.num_hpc=5",
                                    "clients.per_round_hpc=5", "clients.per_round_lpc=0",
                                    "model.num_models=2", "secure.min_parties=3",
                                    "round_deadline_s=120"};
   sets.insert(sets.end(), extra.begin(), extra.end());
-  for (const std::string& kv : sets) argv.insert(argv.end(), {"--set", kv});
+  std::vector<std::string> flags;
+  for (const std::string& kv : sets) flags.insert(flags.end(), {"--set", kv});
+  return flags;
+}
+
+// `shefl run` of five daemons.
+std::vector<std::string> Run(const TempDir& dir, const std::string& out,
+                             const std::vector<std::string>& extra) {
+  std::vector<std::string> argv = {BinDir() + "/shefl", "run", dir / "c.yaml",
+                                   "--daemons", "5", "--threads", "1",
+                                   "--out", out};
+  const std::vector<std::string> sets = SetFlags(extra);
+  argv.insert(argv.end(), sets.begin(), sets.end());
   return argv;
 }
 
@@ -155,13 +163,13 @@ TEST_CASE("distributed DP's epsilon is the Skellam accountant's, and the target 
   CHECK_THAT(plan.output, Catch::Contains("stops the run after round 2 of 3"));
 }
 
-// Run()'s sets for a coordinator started by hand.
-std::vector<std::string> Sets(const TempDir& dir, const std::vector<std::string>& extra) {
-  const std::vector<std::string> run = Run(dir, dir / "run", extra);
-  std::vector<std::string> sets;
-  for (size_t i = 0; i + 1 < run.size(); ++i)
-    if (run[i] == "--set") sets.push_back(run[i + 1]);
-  return sets;
+// A hand-started coordinator's flags for dir/c.yaml, results in dir/run.
+std::vector<std::string> ConfigHead(const TempDir& dir,
+                                    const std::vector<std::string>& extra) {
+  std::vector<std::string> head = {"--config", dir / "c.yaml", "--out", dir / "run"};
+  const std::vector<std::string> sets = SetFlags(extra);
+  head.insert(head.end(), sets.begin(), sets.end());
+  return head;
 }
 
 // A coordinator with `head` (its config or resume flags) and five daemons
@@ -188,9 +196,8 @@ int Federate(const TempDir& dir, std::vector<std::string> head,
 TEST_CASE("distributed DP: a party adding garbage inside a noised session makes a corrupt sum that reaches no model") {
   TempDir dir;
   WriteFile(dir / "c.yaml", Config());
-  std::vector<std::string> head = {"--config", dir / "c.yaml", "--out", dir / "run"};
-  for (const std::string& s : Sets(dir, {"rounds=1"})) head.insert(head.end(), {"--set", s});
-  const int rc = Federate(dir, head, "garbage", {"--adversary", "garbage"});
+  const int rc =
+      Federate(dir, ConfigHead(dir, {"rounds=1"}), "garbage", {"--adversary", "garbage"});
   INFO(ReadFile(dir / "garbage-c.log"));
   REQUIRE(rc == 0);
   const auto lines = ReadJsonl(dir / "run/rounds.jsonl");
@@ -207,11 +214,9 @@ TEST_CASE("distributed DP: a party adding garbage inside a noised session makes 
 TEST_CASE("distributed DP: a daemon whose floor is above the sessions' noise sends nothing, and the rest finish") {
   TempDir dir;
   WriteFile(dir / "c.yaml", Config());
-  std::vector<std::string> head = {"--config", dir / "c.yaml", "--out", dir / "run"};
   // The refusing party's input never comes: the sessions close at the
   // round's deadline with the other four.
-  for (const std::string& s : Sets(dir, {"rounds=1", "round_deadline_s=20"}))
-    head.insert(head.end(), {"--set", s});
+  const std::vector<std::string> head = ConfigHead(dir, {"rounds=1", "round_deadline_s=20"});
   // Each session's noise is sqrt(t mu) = z D2, a client's move w S/sqrt(2)
   // 2^f: a multiplier of about 1.5 sqrt(2) = 2.12.
   const int rc = Federate(dir, head, "floor", {"--dp-min-multiplier", "2.5"});
@@ -233,10 +238,8 @@ TEST_CASE("distributed DP: a resumed run's accountant goes on from its checkpoin
   TempDir dir;
   WriteFile(dir / "c.yaml", Config());
   const std::string run = dir / "run";
-  std::vector<std::string> first = {"--config", dir / "c.yaml", "--out", run};
-  for (const std::string& s : Sets(dir, {"rounds=2"})) first.insert(first.end(), {"--set", s});
   {
-    const int rc = Federate(dir, first, "first");
+    const int rc = Federate(dir, ConfigHead(dir, {"rounds=2"}), "first");
     INFO(ReadFile(dir / "first-c.log"));
     REQUIRE(rc == 0);
   }
