@@ -34,6 +34,10 @@ struct RunArgs {
   std::string python_clients;
   std::string python_script;  // empty: python/examples/fmnist_client.py
   std::string python;         // empty: /usr/bin/python3
+  // From the config (clients.slow_fraction, clients.slowdown): the first
+  // `slow_daemons` daemons run with --slowdown `slowdown`.
+  size_t slow_daemons = 0;
+  double slowdown = 1;
 };
 
 struct CommandLine {

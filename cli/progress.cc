@@ -116,7 +116,17 @@ std::string FormatRoundLine(const nlohmann::json& r, int64_t total_rounds,
   std::string loss = !none && HasNumber(*figures, "ensemble_loss")
                          ? absl::StrFormat("%.3f", (*figures)["ensemble_loss"].get<double>())
                          : "-";
-  return absl::StrCat("round ", round, "/", total_rounds,
+  // round.mode buffered: a line per application of one model's buffer.
+  const bool buffered = r.value("mode", "") == "buffered";
+  if (buffered) total_rounds *= HasNumber(r, "models") ? r["models"].get<int64_t>() : 1;
+  std::string what = "round ";
+  if (buffered && HasNumber(r, "model"))
+    what = absl::StrCat("model ", r["model"].get<int64_t>(), " v",
+                        r.value("version", uint64_t{0}), " application ");
+  return absl::StrCat(what, round, "/", total_rounds,
+                      buffered ? absl::StrFormat("  staleness %.1f",
+                                                 r.value("mean_staleness", 0.0))
+                               : std::string(),
                       "  acc ", none ? std::string("-") : Percent(*figures, "ensemble_accuracy"), of,
                       "  loss ", loss,
                       "  up ", Megabytes(r, "bytes_up"),

@@ -3,6 +3,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <ctime>
@@ -265,8 +266,12 @@ int Launch(const RunArgs& args, const ExperimentConfig& config,
     return Fail(std::string(st.message()));
   std::error_code gone;
   fs::remove(dir + "/" + kFailureFile, gone);  // a new sitting
-  RunPlan plan =
-      MakeRunPlan(args, config_path, dir, ranges, bin_dir, *ports, threads, python);
+  RunArgs slowed = args;
+  slowed.slow_daemons = static_cast<size_t>(
+      std::ceil(config.clients.slow_fraction * static_cast<double>(ranges.size())));
+  slowed.slowdown = config.clients.slowdown;
+  RunPlan plan = MakeRunPlan(slowed, config_path, dir, ranges, bin_dir, *ports,
+                             threads, python);
 
   InstallStopHandlers();
   Supervisor group;  // its destructor terminates anything left running

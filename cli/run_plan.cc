@@ -180,6 +180,8 @@ RunPlan MakeRunPlan(const RunArgs& args, const std::string& config_path,
       const int c = args.capacity[std::min(i, args.capacity.size() - 1)];
       d.argv.insert(d.argv.end(), {"--capacity", absl::StrCat(c)});
     }
+    if (i < args.slow_daemons && args.slowdown > 1)
+      d.argv.insert(d.argv.end(), {"--slowdown", absl::StrCat(args.slowdown)});
     AddClientTls(args, results_dir, i, &d.argv);
     plan.daemons.push_back(std::move(d));
   }

@@ -33,6 +33,28 @@ std::string ResumeHint(const RunInfo& info) {
   return absl::StrCat("; resume with: shefl run --resume ", info.dir);
 }
 
+// round.mode buffered: the applications so far, the tasks in flight, each
+// model's buffer fill and the mean staleness applied; "" for a
+// synchronous run (those series stay at zero).
+std::string BufferedPhase(const std::map<std::string, double>& m) {
+  const double applied = Get(m, "shefl_buffer_applications_total");
+  const double in_flight = Get(m, "shefl_tasks_in_flight");
+  if (applied == 0 && in_flight == 0) return "";
+  std::vector<std::string> fill;
+  for (const auto& [key, value] : m)
+    if (key.rfind("shefl_buffer_fill{", 0) == 0) {
+      const size_t q = key.find('"');
+      fill.push_back(absl::StrCat(
+          "model ", key.substr(q + 1, key.rfind('"') - q - 1), " ", value));
+    }
+  const double n = Get(m, "shefl_update_staleness_count");
+  return absl::StrFormat(
+      "; buffered: %.0f applications, %.0f tasks in flight, buffers %s, mean "
+      "staleness %.2f",
+      applied, in_flight, fill.empty() ? "-" : absl::StrJoin(fill, ", "),
+      n > 0 ? Get(m, "shefl_update_staleness_sum") / n : 0.0);
+}
+
 // The phase of a run whose coordinator answers on /metrics.
 std::string LivePhase(const RunInfo& info, const std::map<std::string, double>& m) {
   StatusFigures f;
@@ -51,7 +73,8 @@ std::string LivePhase(const RunInfo& info, const std::map<std::string, double>& 
   if (Get(m, "shefl_run_finished") == 1) return "finished (the coordinator is closing)";
   // FormatStatusLine says "waiting for clients: ..." or "round N/M: ...".
   const std::string line = FormatStatusLine(f);
-  return line.rfind("round ", 0) == 0 ? "training " + line : line;
+  return (line.rfind("round ", 0) == 0 ? "training " + line : line) +
+         BufferedPhase(m);
 }
 
 std::string FilePhase(const RunInfo& info) {

@@ -4,6 +4,7 @@
 //     [--max-backoff-s S] [--tls-ca F] [--tls-cert F --tls-key F]
 //     [--tls-server-name NAME] [--token-file F] [--insecure]
 #include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
 #include "client/daemon.h"
 #include "common/core/flags.h"
 #include "common/core/log.h"
@@ -20,7 +21,7 @@ constexpr const char* kUsage =
     "         [--state-dir DIR]\n"
     "         [--metrics-listen HOST:PORT] [--threads N] [--task-threads T]\n"
     "         [--max-backoff-s S] [--heartbeat-s S] [--adversary MODE]\n"
-    "         [--dp-min-multiplier Z]\n"
+    "         [--dp-min-multiplier Z] [--slowdown X]\n"
     "         [--tls-ca FILE] [--tls-cert FILE --tls-key FILE]\n"
     "         [--tls-server-name NAME] [--token-file FILE] [--insecure]\n"
     "  RANGES: logical client ids, e.g. 0-24 or 0-4,10-14; auto:N lets the\n"
@@ -49,7 +50,22 @@ constexpr const char* kUsage =
     "  --dp-min-multiplier Z: distributed DP (docs/PRIVACY.md): send no\n"
     "                    secure input whose session's noise is below Z\n"
     "                    times what one client can move its sum (default\n"
-    "                    0: take the coordinator's word)\n";
+    "                    0: take the coordinator's word)\n"
+    "  --slowdown X: experiments: training takes X times as long (each\n"
+    "                model waits (X - 1) x its training time; default 1)\n";
+
+// A flag's number in [lo, hi], or an error naming the flag and the range.
+std::function<absl::Status(const std::string&)> InRange(const std::string& flag, const std::string& what,
+                          double lo, double hi, double* out) {
+  return [=](const std::string& v) -> absl::Status {
+    double x = 0;
+    if (!absl::SimpleAtod(v, &x) || !(x >= lo) || x > hi)
+      return absl::InvalidArgumentError(absl::StrCat(
+          flag, " '", v, "': expected ", what, " from ", lo, " to ", hi));
+    *out = x;
+    return absl::OkStatus();
+  };
+}
 
 }  // namespace
 
@@ -90,14 +106,8 @@ int main(int argc, char** argv) {
       {"--heartbeat-s", shefl::SetSeconds("--heartbeat-s", &o.heartbeat_s)},
       {"--adversary", shefl::SetString(&o.adversary)},
       {"--dp-min-multiplier",
-       [&o](const std::string& v) -> absl::Status {
-         double z = 0;
-         if (!absl::SimpleAtod(v, &z) || !(z >= 0) || z > 1e6)
-           return absl::InvalidArgumentError(
-               "--dp-min-multiplier '" + v + "': expected a multiplier from 0 to 1e6");
-         o.dp_min_multiplier = z;
-         return absl::OkStatus();
-       }},
+       InRange("--dp-min-multiplier", "a multiplier", 0, 1e6, &o.dp_min_multiplier)},
+      {"--slowdown", InRange("--slowdown", "a factor", 1, 1e4, &o.slowdown)},
       {"--tls-ca", shefl::SetString(&o.tls.ca_file)},
       {"--tls-cert", shefl::SetString(&o.tls.cert_file)},
       {"--tls-key", shefl::SetString(&o.tls.key_file)},

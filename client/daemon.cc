@@ -213,6 +213,8 @@ absl::Status Daemon::Prepare(const std::string& config_yaml) {
   parts.uploader = uploader_.get();
   parts.train_seconds = metrics_->train_seconds();
   parts.resident_memory = metrics_->resident_memory();
+  parts.slowdown = o_.slowdown;
+  parts.task_bursts = config.round.mode != "buffered";
   trainer_ = std::make_unique<TaskTrainer>(std::move(parts));
   const std::string how =
       stack_round_ ? "each round's tasks as one stack"

@@ -72,6 +72,9 @@ struct DaemonOptions {
   // --dp-min-multiplier Z: the daemon's own floor on a secure session's
   // distributed-DP noise (common/secure/party_noise.h); 0: none.
   double dp_min_multiplier = 0;
+  // --slowdown X: this daemon's training takes X times as long (speed
+  // heterogeneity for experiments and tests); 1: as fast as it is.
+  double slowdown = 1;
 };
 
 // Parses "0-24", "3", "0-4,10-14" into ascending unique ids.

@@ -100,7 +100,7 @@ LocalTrainParams LocalTrainer::ParamsFor(int64_t client, int64_t model,
   p.epochs = s.local_epochs;
   p.steps = s.local_steps;
   p.seed = config_.seed;
-  p.round = s.round;
+  p.round = s.seed_round > 0 ? s.seed_round : s.round;
   p.client = client;
   p.member = model;
   p.device = device_;

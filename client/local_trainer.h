@@ -31,6 +31,8 @@ namespace shefl {
 // The training settings a task carries (the coordinator is authoritative).
 struct TaskSettings {
   int64_t round = 1;  // from 1
+  // What seeds the batch order (Task.seed_round): 0 means `round`.
+  int64_t seed_round = 0;
   double lr = 0.01;
   int64_t local_epochs = 1;
   int64_t local_steps = 0;

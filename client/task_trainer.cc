@@ -1,6 +1,8 @@
 #include "client/task_trainer.h"
 
 #include <algorithm>
+#include <chrono>
+#include <thread>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -15,6 +17,7 @@ namespace {
 TaskSettings SettingsOf(const v1::Task& task) {
   TaskSettings s;
   s.round = static_cast<int64_t>(task.round());
+  s.seed_round = static_cast<int64_t>(task.seed_round());
   s.lr = task.train().lr();
   s.local_epochs = task.train().local_epochs();
   s.local_steps = task.train().local_steps();
@@ -104,7 +107,7 @@ std::optional<ModelCache::Weights> TaskTrainer::Begin(
     Fail(link, w, "", absl::CancelledError("--adversary stall: not answered"));
     return std::nullopt;
   }
-  p_.queue->AwaitTaskBurst();
+  if (p_.task_bursts) p_.queue->AwaitTaskBurst();
   auto global = models_.Get(
       mt.model_id(), mt.model_version(), task.client_id(),
       [&](const std::vector<int64_t>& also_for) {
@@ -120,6 +123,9 @@ std::optional<ModelCache::Weights> TaskTrainer::Begin(
 
 void TaskTrainer::Deliver(const CoordinatorLink& link, const WorkItem& w,
                           const TrainedUpdate& update) {
+  if (p_.slowdown > 1)
+    std::this_thread::sleep_for(std::chrono::duration<double>(
+        (p_.slowdown - 1) * update.train_seconds));
   p_.train_seconds->Observe(update.train_seconds);
   const TaskSettings ts = SettingsOf(*w.task);
   p_.books->AddTraining(

@@ -59,6 +59,12 @@ class TaskTrainer {
     SecureSessions* secure = nullptr;
     prometheus::Histogram* train_seconds = nullptr;
     prometheus::Gauge* resident_memory = nullptr;
+    // --slowdown X: each item's training takes X times as long (the item
+    // waits (X - 1) x its training time before its upload).
+    double slowdown = 1;
+    // round.mode buffered: tasks come one at a time, not in a round's
+    // burst, so a fetch does not wait for one (TaskQueue::AwaitTaskBurst).
+    bool task_bursts = true;
   };
   explicit TaskTrainer(Parts parts) : p_(std::move(parts)) {}
 

@@ -19,6 +19,7 @@
 #include "common/core/resources.h"
 #include "common/core/status_macros.h"
 #include "common/fed/lr_schedule.h"
+#include "server/buffered_loop.h"
 #include "server/run/waiting_line.h"
 
 namespace shefl {
@@ -51,7 +52,16 @@ absl::Status Coordinator::Run() {
                             n, Since(start), grew / (1 << 20),
                             n > 0 ? grew / n : 0.0));
   }
-  for (int64_t t = first_round_; t < state_->config.rounds; ++t) {
+  if (state_->config.round.mode == "buffered" && !state_->stop) {
+    if (absl::Status st = BufferedLoop(this).Run(); !st.ok()) {
+      WaitForRecord().IgnoreError();
+      LogLine("coordinator", absl::StrCat("buffered run failed: ", st.message()));
+      return st;
+    }
+  }
+  for (int64_t t = first_round_;
+       state_->config.round.mode != "buffered" && t < state_->config.rounds;
+       ++t) {
     if (t > first_round_)
       if (absl::Status st = WaitForDaemons(t + 1); !st.ok()) return GiveUp(st);
     if (state_->stop) break;

@@ -58,6 +58,8 @@ class Coordinator {
 
  private:
   friend class CoordinatorBuilder;  // Create's steps (coordinator_builder.h)
+  // round.mode buffered's loop, in place of the rounds (buffered_loop.h).
+  friend class BufferedLoop;
   // Seconds since `t` on the steady clock (round and wait timings).
   static double Since(std::chrono::steady_clock::time_point t);
   Coordinator() = default;
@@ -164,6 +166,11 @@ class Coordinator {
   int64_t rounds_to_threshold_ = -1;
   double prior_wall_seconds_ = 0;  // from before a resume
   ByteCounts prior_bytes_;         // rounds recorded before a resume
+  // round.mode buffered: what summary.json adds (applications, tickets,
+  // refusals as stale), and the rounds it counts as done
+  // (applications / M); unset in a synchronous run.
+  nlohmann::json buffered_summary_;
+  int64_t buffered_rounds_done_ = -1;
 };
 
 }  // namespace shefl

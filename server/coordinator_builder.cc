@@ -85,6 +85,13 @@ absl::Status CoordinatorBuilder::ResolveConfig() {
                                   : o_.config_path,
                           o_.overrides));
   if (!o_.out_dir.empty()) config_.out_dir = o_.out_dir;
+  // A buffered run's tasks in flight and half-full buffers are not in its
+  // checkpoint (docs/DESIGN.md, "Buffered asynchronous rounds").
+  if (resume_ && config_.round.mode == "buffered")
+    return absl::FailedPreconditionError(absl::StrCat(
+        "--resume ", o_.resume_dir, ": round.mode buffered runs cannot be "
+        "resumed yet (their tasks in flight and buffers are not "
+        "checkpointed); start a new run"));
   if (resume_) config_.out_dir = o_.resume_dir;
   if (config_.out_dir.empty()) config_.out_dir = DefaultOutDir(config_);
   return absl::OkStatus();
@@ -216,9 +223,15 @@ void CoordinatorBuilder::MakeState(std::unique_ptr<ModelStore> store) {
     c.state_->model_layout.push_back(std::move(t));
   }
   CoordinatorMetrics& metrics = c.state_->metrics;
-  metrics.SetRoundsPlanned(config_.rounds);
+  // round.mode buffered: shefl_round counts applications, M a round.
+  metrics.SetRoundsPlanned(config_.round.mode == "buffered"
+                               ? config_.rounds * config_.model.num_models
+                               : config_.rounds);
   metrics.SetClientsExpected(config_.clients.num_clients,
                              ClientQuorum(config_.clients));
+  // Every model's buffer has a series from the start (0 when synchronous).
+  for (int64_t m = 0; m < config_.model.num_models; ++m)
+    metrics.SetBufferFill(m, 0);
   if (resume_ && have_checkpoint_)  // before /metrics serves: no 0 scraped
     metrics.RestoreFromRounds(c.results_->dir() + "/rounds.jsonl");
   if (ownership_) c.state_->registry.RestoreOwnership(std::move(*ownership_));

@@ -3,10 +3,14 @@
 //     [--threads N] [--eval-threads N] [--eval-nice D] [--metrics-linger-s S]
 //     [--tls-cert F --tls-key F [--tls-client-ca F] | --insecure]
 //     [--token-file F]
+// shefl-coordinator --replay RUN_DIR
+#include <string>
+
 #include "common/core/flags.h"
 #include "common/core/log.h"
 #include "common/core/malloc_tuning.h"
 #include "common/core/process_main.h"
+#include "server/buffered_replay.h"
 #include "server/coordinator.h"
 
 namespace {
@@ -18,6 +22,10 @@ constexpr const char* kUsage =
     "         [--eval-threads N] [--eval-nice D]\n"
     "         (--tls-cert FILE --tls-key FILE [--tls-client-ca FILE] | --insecure)\n"
     "         [--token-file FILE] [--health-listen HOST:PORT]\n"
+    "       shefl-coordinator --replay RUN_DIR\n"
+    "  --replay: rebuild a buffered run's models from its buffer_log.jsonl\n"
+    "            and uploads/ (buffered.record_uploads) and check them\n"
+    "            against its summary.json\n"
     "  TLS is required unless --insecure; `shefl certs` makes the files.\n"
     "  --tls-client-ca: mutual TLS, daemons need a certificate of that CA.\n"
     "  --token-file: daemons must present this token to register.\n"
@@ -40,6 +48,7 @@ constexpr const char* kUsage =
 
 int main(int argc, char** argv) {
   shefl::CoordinatorOptions o;
+  std::string replay;
   const shefl::FlagSetters flags = {
       {"--config", shefl::SetString(&o.config_path)},
       {"--set", shefl::AppendString(&o.overrides)},
@@ -57,8 +66,10 @@ int main(int argc, char** argv) {
       {"--tls-key", shefl::SetString(&o.tls.key_file)},
       {"--tls-client-ca", shefl::SetString(&o.tls.ca_file)},
       {"--token-file", shefl::SetString(&o.tls.token_file)},
+      {"--replay", shefl::SetString(&replay)},
   };
   auto run = [&]() -> absl::Status {
+    if (!replay.empty()) return shefl::ReplayAndCompare(replay);
     if (o.config_path.empty() && o.resume_dir.empty())
       return absl::InvalidArgumentError("--config or --resume is required");
     shefl::LogLine("shefl-coordinator", shefl::TuneMallocForTensors());

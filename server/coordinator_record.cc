@@ -165,9 +165,13 @@ absl::Status Coordinator::Record(const PendingRecord& rec) {
                                       state_->registry.GetOwnership()));
   state_->metrics.SetRound(rec.round);
   state_->metrics.ObserveRoundSeconds(rec.wall);
+  const bool buffered = cfg.round.mode == "buffered";
   LogLine("coordinator",
-          absl::StrFormat("round %d/%d  acc %.4f  loss %.4f  %s", rec.round,
-                          cfg.rounds, last_eval_.ensemble_accuracy,
+          absl::StrFormat("%s %d/%d  acc %.4f  loss %.4f  %s",
+                          buffered ? "application" : "round", rec.round,
+                          buffered ? cfg.rounds * cfg.model.num_models
+                                   : cfg.rounds,
+                          last_eval_.ensemble_accuracy,
                           last_eval_.ensemble_nll, rec.summary));
   return absl::OkStatus();
 }

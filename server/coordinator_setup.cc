@@ -84,7 +84,9 @@ absl::Status Coordinator::Finish(double wall) {
   const std::string rounds = results_->dir() + "/rounds.jsonl";
   // The last round done: this process's, or the checkpoint's where it ran
   // none (a resumed run that was over already keeps its count).
-  const int64_t done = std::max(state_->current_round(), first_round_);
+  const int64_t done = buffered_rounds_done_ >= 0
+                           ? buffered_rounds_done_
+                           : std::max(state_->current_round(), first_round_);
   ByteCounts total = prior_bytes_;
   total += state_->ledger.Total();
   nlohmann::json summary = {
@@ -108,6 +110,7 @@ absl::Status Coordinator::Finish(double wall) {
       {"wall_seconds", wall},
       {"coordinator_peak_rss_bytes", PeakRssBytes()}};
   if (!registration_.is_null()) summary["registration"] = registration_;
+  if (!buffered_summary_.is_null()) summary["buffered"] = buffered_summary_;
   source_->AddSummary(&summary);
   summary["clients_lost"] = lost_->ToJson();
   kind_->AddSummary(RoundsLog::ReadEnds(rounds).last, &summary);

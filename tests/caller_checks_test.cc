@@ -22,14 +22,15 @@ std::unique_ptr<DaemonSession> Session(const std::string& identity,
 }
 
 // Client 7 (an HPC) trains models 0 and 1 at version 0; client 8 model 1.
-RoundState Round() {
+std::shared_ptr<RoundState> Round() {
   RoundPlan plan;
   plan.round = 1;
   plan.num_hpc = 1;
   plan.tasks.push_back(ClientTask{7, Tier::kHpc, {0, 1}, {2, 2}});
   plan.tasks.push_back(ClientTask{8, Tier::kLpc, {1}, {2}});
-  return RoundState(1, plan, {0, 0}, 4, AggregationConfig{}, 2,
-                    RoundState::Clock::now() + std::chrono::seconds(60));
+  return std::make_shared<RoundState>(
+      1, plan, std::vector<uint64_t>{0, 0}, 4, AggregationConfig{}, 2,
+      RoundState::Clock::now() + std::chrono::seconds(60));
 }
 
 TEST_CASE("a session is used only by the identity that registered it") {
@@ -51,26 +52,39 @@ TEST_CASE("a session names only the clients it hosts") {
 }
 
 TEST_CASE("a shared download serves only the session's assigned clients, once each") {
-  const RoundState round = Round();
+  const std::shared_ptr<RoundState> round = Round();
+  const RoundOfClient same = [&](int64_t) { return round; };
   const auto s = Session("token", {7, 8});
   v1::DownloadRequest req;
   req.set_client_id(7);
   req.set_model_id(1);
   req.set_model_version(0);
   req.add_also_for_clients(8);
-  CHECK(CheckAlsoFor(s.get(), round, req).ok());
+  CHECK(CheckAlsoFor(s.get(), same, req).ok());
   req.add_also_for_clients(8);
-  CHECK(std::string(CheckAlsoFor(s.get(), round, req).message()) ==
+  CHECK(std::string(CheckAlsoFor(s.get(), same, req).message()) ==
         "download: client 8 named twice");
   req.clear_also_for_clients();
   req.add_also_for_clients(9);
-  CHECK(CheckAlsoFor(s.get(), round, req).code() ==
+  CHECK(CheckAlsoFor(s.get(), same, req).code() ==
         absl::StatusCode::kPermissionDenied);
   // Client 8 is not assigned model 0.
   req.clear_also_for_clients();
   req.set_model_id(0);
   req.add_also_for_clients(8);
-  CHECK_FALSE(CheckAlsoFor(s.get(), round, req).ok());
+  CHECK_FALSE(CheckAlsoFor(s.get(), same, req).ok());
+  // Buffered tickets: each client is checked in its own round, and one
+  // without a task is refused.
+  req.set_model_id(1);
+  const RoundOfClient own = [&](int64_t c) {
+    return c == 8 ? round : std::shared_ptr<RoundState>();
+  };
+  CHECK(CheckAlsoFor(s.get(), own, req).ok());
+  req.set_client_id(8);
+  req.clear_also_for_clients();
+  req.add_also_for_clients(7);
+  CHECK(std::string(CheckAlsoFor(s.get(), own, req).message()) ==
+        "download: client 7 has no task");
 }
 
 }  // namespace

@@ -132,6 +132,11 @@ struct ClientsConfig {
   // in a row it sits out the next staller_rounds_out rounds. 0: off.
   int64_t staller_strikes = 3;
   int64_t staller_rounds_out = 5;
+  // Heterogeneous speeds for experiments: `shefl run` starts this share of
+  // its daemons (rounded up) with `shefl-client --slowdown slowdown`, so
+  // their training takes that many times as long.
+  double slow_fraction = 0;
+  double slowdown = 1;
 };
 
 struct ScheduleConfig {
@@ -350,6 +355,27 @@ struct PrivacyConfig {
   uint64_t noise_seed = 0;
 };
 
+// How updates reach the models (docs/DESIGN.md, "Buffered asynchronous
+// rounds"): synchronous rounds, or FedBuff's buffers (Nguyen et al. 2022),
+// where the coordinator keeps tasks in flight and applies each model's
+// buffer once it holds buffered.size updates.
+struct RoundModeConfig {
+  std::string mode = "synchronous";  // synchronous | buffered
+};
+
+struct BufferedConfig {
+  int64_t concurrency = 0;   // tasks in flight; 0: the cohort's size
+  int64_t size = 0;          // updates a model's buffer applies; 0: the cohort
+  // s(tau), the weight of an update trained tau applications ago:
+  // sqrt: 1/sqrt(1 + tau); poly:A: (1 + tau)^-A; none: 1.
+  std::string staleness = "sqrt";
+  int64_t max_staleness = 20;  // staler uploads are refused as late
+  double server_lr = 1.0;      // eta_g: x += eta_g sum(s w u) / sum(s w)
+  // Writes every applied update to <out>/uploads/ beside buffer_log.jsonl,
+  // so that `shefl-coordinator --replay` can rebuild the run's models.
+  bool record_uploads = false;
+};
+
 struct ExperimentConfig {
   std::string name = "experiment";
   // shefl | fedensemble | fedavg | fedprox | hasa | fens: fixes who trains what
@@ -374,6 +400,8 @@ struct ExperimentConfig {
   RobustConfig robust;
   SecureConfig secure;
   PrivacyConfig privacy;
+  RoundModeConfig round;
+  BufferedConfig buffered;
 };
 
 // Where each key that was set came from: "file:line" or "--set", so that

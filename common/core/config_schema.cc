@@ -71,7 +71,9 @@ std::vector<Field> Fields(ExperimentConfig& c) {
        &c.method},
       {"seed", "Seed of every random draw: partition, cohorts, assignment, "
        "initial models, batch order.", &c.seed},
-      {"rounds", "Federated rounds to run.", &c.rounds, 1, 1e9},
+      {"rounds", "Federated rounds to run (round.mode buffered: "
+       "applications of each model's buffer, rounds x model.num_models in "
+       "all).", &c.rounds, 1, 1e9},
       {"out_dir", "Results folder; empty: results/NAME-TIMESTAMP.",
        &c.out_dir},
       {"round_deadline_s", "Seconds a round waits for its updates before it "
@@ -192,6 +194,11 @@ std::vector<Field> Fields(ExperimentConfig& c) {
        "client sits out; 0: off.", &cl.staller_strikes, 0, 1000},
       {"clients.staller_rounds_out", "Rounds a staller sits out.",
        &cl.staller_rounds_out, 0, 1000000},
+      {"clients.slow_fraction", "shefl run: the share of its daemons "
+       "(rounded up) started with --slowdown clients.slowdown.",
+       &c.clients.slow_fraction, 0, 1},
+      {"clients.slowdown", "shefl run: how many times as long the slow "
+       "daemons' training takes.", &c.clients.slowdown, 1, 1e4},
       {"clients.hpc_capacity", "shefl: models an HPC trains a round, \"3\" "
        "or per HPC \"5,3,2\"; empty: all M.", &cl.hpc_capacity},
       {"hasa.allocation", "hasa: how a client's share of the M models is "
@@ -348,7 +355,27 @@ std::vector<Field> Fields(ExperimentConfig& c) {
        "system each run (distributed: each daemon's own); otherwise the keys "
        "derive from this (repeatable runs, no guarantee against who knows "
        "it).", &c.privacy.noise_seed},
-      {"eval.every", "Evaluate the models every this many rounds.",
+      {"round.mode", "synchronous: rounds that wait for their cohort; "
+       "buffered: tasks stay in flight and each model applies a buffer of "
+       "updates as they arrive (FedBuff; docs/DESIGN.md).", &c.round.mode, 0,
+       0, {"synchronous", "buffered"}},
+      {"buffered.concurrency", "buffered: tasks in flight (a task's slot "
+       "frees once its updates are applied or lost); 0: the cohort's size.",
+       &c.buffered.concurrency, 0, 1e7},
+      {"buffered.size", "buffered: updates in a model's buffer when it is "
+       "applied; 0: the cohort's size.", &c.buffered.size, 0, 1e7},
+      {"buffered.staleness", "buffered: an update's weight s(tau), tau = "
+       "applications of its model since it was handed out: sqrt (1/sqrt(1 + "
+       "tau)), poly:A ((1 + tau)^-A) or none (1).", &c.buffered.staleness},
+      {"buffered.max_staleness", "buffered: updates staler than this are "
+       "refused as late.", &c.buffered.max_staleness, 0, 1e9},
+      {"buffered.server_lr", "buffered: eta_g, the step of x += eta_g "
+       "sum(s w u) / sum(s w).", &c.buffered.server_lr, 1e-6, 1e3},
+      {"buffered.record_uploads", "buffered: keep every applied update in "
+       "uploads/ beside buffer_log.jsonl, for shefl-coordinator --replay.",
+       &c.buffered.record_uploads},
+      {"eval.every", "Evaluate the models every this many rounds (buffered: "
+       "this many x model.num_models applications).",
        &c.eval.every, 1, 1e9},
       {"eval.threshold", "Ensemble accuracy that counts as converged "
        "(rounds_to_threshold).", &c.eval.threshold, 0, 1},

@@ -6,6 +6,7 @@
 #include "absl/strings/str_join.h"
 #include "common/core/model_catalog.h"
 #include "common/core/status_macros.h"
+#include "common/fed/buffered_plan.h"
 #include "common/fed/capacity.h"
 #include "common/fed/methods/registry.h"
 #include "common/fed/privacy_plan.h"
@@ -287,6 +288,7 @@ absl::StatusOr<ExperimentConfig> ParseConfigWithOverrides(
   CheckReduction(r);
   CheckSecure(r);
   CheckPrivacy(r);
+  CheckBuffered(r);
   SHEFL_RETURN_IF_ERROR(r.Result());
   return std::move(parsed.config);
 }

@@ -58,7 +58,10 @@ class TrainContext:
                  global_flat: Optional[torch.Tensor] = None) -> TrainContext:
         """The context of `task` (a shefl_pb2.Task) for one of its models."""
         t = task.train
-        return cls(round=int(task.round), client_id=int(task.client_id), model_id=int(model_id),
+        # seed_round: under round.mode buffered `round` is the task's ticket,
+        # and the batch order follows the synchronous round it stands for.
+        seed_round = int(getattr(task, "seed_round", 0))
+        return cls(round=seed_round or int(task.round), client_id=int(task.client_id), model_id=int(model_id),
                    lr=float(t.lr), local_epochs=int(t.local_epochs),
                    local_steps=int(t.local_steps), batch_size=int(t.batch_size),
                    prox_mu=float(t.prox_mu), config=config, device=device, dataset=dataset,

@@ -37,7 +37,7 @@ absl::Status CheckOwner(const DaemonSession* session, int64_t client) {
 // Every client a shared download also serves must be this session's and
 // assigned the model, named once.
 absl::Status CheckAlsoFor(const DaemonSession* session,
-                          const RoundState& state,
+                          const RoundOfClient& round_of,
                           const v1::DownloadRequest& req) {
   std::set<int64_t> seen = {static_cast<int64_t>(req.client_id())};
   for (uint32_t c : req.also_for_clients()) {
@@ -45,8 +45,12 @@ absl::Status CheckAlsoFor(const DaemonSession* session,
       return absl::InvalidArgumentError(
           absl::StrCat("download: client ", c, " named twice"));
     SHEFL_RETURN_IF_ERROR(CheckOwner(session, c));
+    const std::shared_ptr<RoundState> state = round_of(c);
+    if (!state)
+      return absl::PermissionDeniedError(
+          absl::StrCat("download: client ", c, " has no task"));
     SHEFL_RETURN_IF_ERROR(
-        state.CheckAssigned(c, req.model_id(), req.model_version()));
+        state->CheckAssigned(c, req.model_id(), req.model_version()));
   }
   return absl::OkStatus();
 }

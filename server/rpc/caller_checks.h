@@ -6,6 +6,8 @@
 #define SHEFL_SERVER_RPC_CALLER_CHECKS_H_
 
 #include <cstdint>
+#include <functional>
+#include <memory>
 #include <string>
 
 #include "absl/status/status.h"
@@ -24,9 +26,14 @@ absl::Status CheckCaller(const DaemonSession* session, const std::string& peer);
 // when the session does not host `client`.
 absl::Status CheckOwner(const DaemonSession* session, int64_t client);
 
+// The round a client's task is in (the open round; under round.mode
+// buffered, the client's ticket); null when it has none.
+using RoundOfClient = std::function<std::shared_ptr<RoundState>(int64_t)>;
+
 // Every client a shared download also serves must be the session's,
-// assigned the model this round, and named once.
-absl::Status CheckAlsoFor(const DaemonSession* session, const RoundState& state,
+// assigned the model at the version in its own round, and named once.
+absl::Status CheckAlsoFor(const DaemonSession* session,
+                          const RoundOfClient& round_of,
                           const v1::DownloadRequest& req);
 
 }  // namespace shefl

@@ -167,7 +167,7 @@ grpc::Status CoordinatorService::Register(grpc::ServerContext* ctx,
   reply->set_run_name(s_->config.name);
   reply->set_run_id(RunIdOfFolder(s_->config.out_dir));
   reply->set_config_yaml(s_->config_yaml);
-  reply->set_current_round(round);
+  reply->set_current_round(s_->first_open_round());
   for (int64_t id : (*session)->clients) reply->add_clients(static_cast<uint32_t>(id));
   if (req->want_model_layout())
     for (const v1::TensorLayout& t : s_->model_layout) *reply->add_model_layout() = t;

@@ -20,6 +20,7 @@
 
 #include "common/net/call_metadata.h"
 #include "server/rpc/call_limits.h"
+#include "server/rpc/caller_checks.h"
 #include "server/rpc/stream_watchdog.h"
 #include "server/shared/coordinator_state.h"
 #include "shefl.grpc.pb.h"
@@ -117,7 +118,14 @@ class CoordinatorService final
   using ThreadCallSlots = std::pair<CallLimits::Slot, CallLimits::Slot>;
   absl::StatusOr<ThreadCallSlots> StartThreadCall(grpc::ServerContextBase* ctx);
   // Books a served download (`down`: the chunk bytes written).
-  void BookDownload(const v1::DownloadRequest& req, uint64_t down);
+  // Books each client under the round `round_of` gives it.
+  void BookDownload(const v1::DownloadRequest& req, uint64_t down,
+                    const RoundOfClient& round_of);
+  // The round of a client's task: the open round, or its buffered ticket.
+  RoundOfClient RoundOf(const std::shared_ptr<RoundState>& open) const;
+  // round.mode buffered: refuses an upload past buffered.max_staleness.
+  absl::Status CheckFresh(RoundState& state, int64_t client, int64_t model,
+                          uint64_t version) const;
   // Counts a refused RPC (by reason; an upload also as rejected or late),
   // logs it (at most kLogsPerSecond lines a second, then a count of those
   // left out), and returns its gRPC status. Its bytes stay out of the
@@ -137,9 +145,10 @@ class CoordinatorService final
   std::string PeerIdentity(grpc::ServerContextBase* ctx,
                            const std::string* token = nullptr) const;
 
-  // When an upload or download stream opened now is cancelled: the open
-  // round's deadline plus kStreamGrace (now plus it between rounds).
-  StreamWatchdog::Clock::time_point StreamUntil() const;
+  // When an upload or download stream opened now is cancelled: the
+  // deadline of round `round` (a buffered ticket), else of the open round,
+  // plus kStreamGrace (now plus it between rounds).
+  StreamWatchdog::Clock::time_point StreamUntil(int64_t round = 0) const;
 
   // Longest daemon name or device accepted, in bytes.
   static constexpr size_t kMaxNameBytes = 128;

@@ -26,15 +26,15 @@ absl::StatusOr<CoordinatorService::UploadPlan> CoordinatorService::CheckUploadHe
   const int64_t client = h.client_id(), model = h.model_id();
   auto session = s_->registry.BySession(h.session_id());
   SHEFL_RETURN_IF_ERROR(CheckOwner(session.get(), client));
-  auto state = s_->open_round();
-  const int64_t now = state ? state->round() : s_->current_round();
+  const int64_t now = s_->current_round();
   // Compared unsigned: a round of 2^63 or more, read as signed, would look
   // like the past and be counted late.
   if (h.round() > static_cast<uint64_t>(now))
     return absl::InvalidArgumentError(
         absl::StrCat("round ", h.round(), " has not started (now ", now, ")"));
-  if (!state || state->round() != static_cast<int64_t>(h.round()) ||
-      state->closed())
+  // The open round, or under round.mode buffered the task's ticket.
+  auto state = s_->round_numbered(static_cast<int64_t>(h.round()));
+  if (!state || state->closed())
     return LateError(
         absl::StrCat("round ", h.round(), " is over: update is late"));
   if (auto st = state->CheckAssigned(client, model, h.model_version());
@@ -42,6 +42,7 @@ absl::StatusOr<CoordinatorService::UploadPlan> CoordinatorService::CheckUploadHe
     return WithReason(st, st.code() == absl::StatusCode::kPermissionDenied
                               ? "not_assigned"
                               : "stale");
+  SHEFL_RETURN_IF_ERROR(CheckFresh(*state, client, model, h.model_version()));
   // A second upload of the pair is refused here, before its blob is read.
   SHEFL_RETURN_IF_ERROR(state->CheckNotReceived(client, model));
   SHEFL_ASSIGN_OR_RETURN(auto k, state->Budget(client, model));
@@ -84,9 +85,31 @@ absl::Status CoordinatorService::AcceptUpload(const v1::UploadHeader& h,
                             std::move(*delta));
 }
 
-StreamWatchdog::Clock::time_point CoordinatorService::StreamUntil() const {
+// round.mode buffered: an update trained from a version more than
+// buffered.max_staleness applications old is refused at its header, and
+// its task stops waiting for the client (its slot frees sooner).
+absl::Status CoordinatorService::CheckFresh(RoundState& state, int64_t client,
+                                            int64_t model,
+                                            uint64_t version) const {
+  if (s_->config.round.mode != "buffered") return absl::OkStatus();
+  const uint64_t now = s_->store->Version(model);
+  const int64_t max = s_->config.buffered.max_staleness;
+  if (version > now || now - version <= static_cast<uint64_t>(max))
+    return absl::OkStatus();
+  state.Abandon(client);
+  state.CountRefusal("stale", 0, true);
+  return WithReason(
+      absl::FailedPreconditionError(absl::StrCat(
+          "stale: trained from version ", version, " of model ", model,
+          ", now ", now, " (buffered.max_staleness ", max, ")")),
+      "stale");
+}
+
+StreamWatchdog::Clock::time_point CoordinatorService::StreamUntil(
+    int64_t round) const {
   const auto now = StreamWatchdog::Clock::now();
-  auto open = s_->open_round();
+  auto open = s_->round_numbered(round);
+  if (!open) open = s_->open_round();
   if (!open || open->deadline() < now) return now + kStreamGrace;
   return open->deadline() + kStreamGrace;
 }
@@ -137,7 +160,8 @@ class CoordinatorService::UploadReactor
     if (!plan.ok()) return Fail(plan.status());
     plan_ = std::move(*plan);
     guard_.reset();
-    guard_.emplace(svc_->watchdog_.Watch(ctx_, svc_->StreamUntil()));
+    guard_.emplace(svc_->watchdog_.Watch(
+        ctx_, svc_->StreamUntil(static_cast<int64_t>(header_.round()))));
     assembler_.emplace(plan_->limit);
     if (auto st = assembler_->Begin(chunk_); !st.ok()) return Fail(st);
     StartRead(&chunk_);

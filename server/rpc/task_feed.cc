@@ -170,13 +170,13 @@ void CoordinatorService::BookFeedRequest(DaemonSession& session,
 }
 
 void CoordinatorService::Redeliver(DaemonSession& session) {
-  auto open = s_->open_round();
-  if (!open) return;
-  for (auto [client, msg] : s_->open_tasks()) {
+  for (auto [client, open] : s_->open_tasks()) {
     if (!std::binary_search(session.clients.begin(), session.clients.end(),
-                            client))
+                            client) ||
+        !open.round)
       continue;
-    const std::set<int64_t> pending = open->pending_models(client);
+    const std::set<int64_t> pending = open.round->pending_models(client);
+    v1::FeedMessage msg = std::move(open.task);
     auto* models = msg.mutable_task()->mutable_models();
     models->erase(std::remove_if(models->begin(), models->end(),
                                  [&](const v1::ModelTask& mt) {
@@ -185,7 +185,7 @@ void CoordinatorService::Redeliver(DaemonSession& session) {
                   models->end());
     // What is left of the round's time, not what was left at first.
     const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-        open->deadline() - RoundState::Clock::now());
+        open.round->deadline() - RoundState::Clock::now());
     msg.mutable_task()->set_deadline_in_ms(
         static_cast<uint64_t>(std::max<int64_t>(0, left.count())));
     if (!models->empty()) session.feed.Push(std::move(msg));

@@ -244,6 +244,7 @@ CoordinatorMetrics::CoordinatorMetrics()
                              "round's joint client updates")
                        .Register(r)
                        .Add({});
+  RegisterBuffered(r);
 }
 
 void CoordinatorMetrics::SetClientsExpected(int64_t num_clients,

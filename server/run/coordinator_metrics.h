@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -128,6 +129,13 @@ class CoordinatorMetrics {
   // N and the quorum a round needs (server/state/lost_daemons.h).
   void SetClientsExpected(int64_t num_clients, int64_t quorum);
 
+  // round.mode buffered (coordinator_metrics_buffered.cc): updates waiting
+  // in model `model`'s buffer, tasks in flight, and one application with
+  // the staleness of each update it applied.
+  void SetBufferFill(int64_t model, double updates);
+  void SetTasksInFlight(double tasks) { tasks_in_flight_->Set(tasks); }
+  void CountApplication(const std::vector<int64_t>& staleness);
+
  private:
   std::shared_ptr<prometheus::Registry> registry_;
   prometheus::Gauge* round_end_time_ = nullptr;
@@ -170,6 +178,11 @@ class CoordinatorMetrics {
   prometheus::Gauge* secure_benched_ = nullptr;
   prometheus::Gauge* privacy_epsilon_ = nullptr;
   prometheus::Gauge* privacy_clip_ = nullptr;
+  void RegisterBuffered(prometheus::Registry& r);
+  prometheus::Family<prometheus::Gauge>* buffer_fill_ = nullptr;
+  prometheus::Gauge* tasks_in_flight_ = nullptr;
+  prometheus::Counter* applications_ = nullptr;
+  prometheus::Histogram* staleness_ = nullptr;
 };
 
 }  // namespace shefl

@@ -54,8 +54,32 @@ std::pair<ModelSnapshot, uint64_t> ModelStore::GetVersioned(
 void ModelStore::Publish(int64_t model, std::vector<float> weights) {
   auto snap = std::make_shared<const std::vector<float>>(std::move(weights));
   MutexLock lock(mu_);
+  if (keep_) kept_.at(model)[versions_.at(model)] = models_.at(model);
   models_.at(model) = std::move(snap);
   versions_.at(model)++;
+}
+
+void ModelStore::KeepFrom(int64_t model, uint64_t oldest) {
+  MutexLock lock(mu_);
+  if (!keep_) kept_.resize(models_.size());
+  keep_ = true;
+  auto& kept = kept_.at(model);
+  kept.erase(kept.begin(), kept.lower_bound(oldest));
+}
+
+ModelSnapshot ModelStore::GetVersion(int64_t model, uint64_t version) const {
+  MutexLock lock(mu_);
+  if (versions_.at(model) == version) return models_.at(model);
+  if (!keep_) return nullptr;
+  auto it = kept_.at(model).find(version);
+  return it == kept_.at(model).end() ? nullptr : it->second;
+}
+
+size_t ModelStore::kept_versions() const {
+  MutexLock lock(mu_);
+  size_t n = 0;
+  for (const auto& kept : kept_) n += kept.size();
+  return n;
 }
 
 std::string Sha256Hex(const void* data, size_t size) {

@@ -9,6 +9,7 @@
 #define SHEFL_SERVER_RUN_MODEL_STORE_H_
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -36,6 +37,17 @@ class ModelStore {
   // Replaces model `m` with `weights` and bumps its version.
   void Publish(int64_t model, std::vector<float> weights);
 
+  // round.mode buffered: a task trains from the version it was handed,
+  // and its download must still get that version after the model moved
+  // on. Once called, Publish keeps the versions it replaces; those below
+  // `oldest` (the oldest version a task in flight holds) are let go.
+  void KeepFrom(int64_t model, uint64_t oldest);
+  // `version` of `model`: the current snapshot or a kept one; null when
+  // it is neither.
+  ModelSnapshot GetVersion(int64_t model, uint64_t version) const;
+  // Versions kept besides the current ones (for the metrics and tests).
+  size_t kept_versions() const;
+
   // Hex SHA-256 of each model's flat little-endian fp32 bytes.
   std::vector<std::string> Digests() const;
 
@@ -57,6 +69,9 @@ class ModelStore {
   mutable Mutex mu_;
   std::vector<ModelSnapshot> models_ ABSL_GUARDED_BY(mu_);
   std::vector<uint64_t> versions_ ABSL_GUARDED_BY(mu_);
+  bool keep_ ABSL_GUARDED_BY(mu_) = false;
+  // KeepFrom: per model, version -> snapshot replaced by a later Publish.
+  std::vector<std::map<uint64_t, ModelSnapshot>> kept_ ABSL_GUARDED_BY(mu_);
 };
 
 std::string Sha256Hex(const void* data, size_t size);

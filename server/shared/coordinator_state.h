@@ -9,6 +9,7 @@
 #ifndef SHEFL_SERVER_SHARED_COORDINATOR_STATE_H_
 #define SHEFL_SERVER_SHARED_COORDINATOR_STATE_H_
 
+#include <algorithm>
 #include <atomic>
 #include <map>
 #include <memory>
@@ -64,15 +65,52 @@ struct CoordinatorState {
     MutexLock lock(mu);
     return round ? round->round() : last_round;
   }
+  // What a registering daemon is told the current round is (it takes the
+  // rounds before it as over): current_round(), or under round.mode
+  // buffered the lowest ticket still open, so that its tasks are redone.
+  int64_t first_open_round() const {
+    MutexLock lock(mu);
+    if (round || tickets.empty()) return round ? round->round() : last_round;
+    return tickets.begin()->first;
+  }
   std::shared_ptr<RoundState> open_round() const {
     MutexLock lock(mu);
     return round;
   }
-  // The tasks of the open round, by client, for re-delivery to a daemon
-  // that reconnects mid-round.
-  std::map<int64_t, v1::FeedMessage> open_tasks() const {
+  // A task handed out and not yet over, with the round it belongs to.
+  struct OpenTask {
+    std::shared_ptr<RoundState> round;
+    v1::FeedMessage task;
+  };
+  // The open tasks by client (one each), for re-delivery to a daemon that
+  // reconnects mid-round: the open round's, or the tickets in flight.
+  std::map<int64_t, OpenTask> open_tasks() const {
     MutexLock lock(mu);
-    return tasks;
+    std::map<int64_t, OpenTask> out;
+    for (const auto& [client, t] : tasks) out[client] = {round, t};
+    for (const auto& [ticket, t] : tickets) out[t.task.task().client_id()] = t;
+    return out;
+  }
+  // The round numbered `round` while it is open: the synchronous round, or
+  // under round.mode buffered the ticket of that number; null otherwise.
+  std::shared_ptr<RoundState> round_numbered(int64_t number) const {
+    MutexLock lock(mu);
+    if (round && round->round() == number) return round;
+    auto it = tickets.find(number);
+    return it == tickets.end() ? nullptr : it->second.round;
+  }
+  // round.mode buffered: each task in flight is a round of one task under
+  // its own number, its ticket (the wire's `round`; docs/DESIGN.md,
+  // "Buffered asynchronous rounds"). Tickets only grow.
+  void OpenTicket(std::shared_ptr<RoundState> r, v1::FeedMessage task) {
+    const int64_t number = r->round();
+    MutexLock lock(mu);
+    last_round = std::max(last_round, number);
+    tickets[number] = {std::move(r), std::move(task)};
+  }
+  void CloseTicket(int64_t ticket) {
+    MutexLock lock(mu);
+    tickets.erase(ticket);
   }
   void Open(std::shared_ptr<RoundState> r,
             std::map<int64_t, v1::FeedMessage> t) {
@@ -104,6 +142,7 @@ struct CoordinatorState {
   mutable Mutex mu;
   std::shared_ptr<RoundState> round ABSL_GUARDED_BY(mu);
   std::map<int64_t, v1::FeedMessage> tasks ABSL_GUARDED_BY(mu);
+  std::map<int64_t, OpenTask> tickets ABSL_GUARDED_BY(mu);
   SecureSessions secure ABSL_GUARDED_BY(mu);
   int64_t last_round ABSL_GUARDED_BY(mu) = 0;
 };
