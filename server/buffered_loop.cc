@@ -79,6 +79,10 @@ absl::Status BufferedLoop::Run() {
             absl::StrCat("stopped after ", applications_,
                          " applications; a buffered run does not resume"));
   c_.buffered_rounds_done_ = applications_ / cfg_.model.num_models;
+  // Downloads are booked under the ticket that asked (a shared one once).
+  DownloadBook::Bytes downloads;
+  for (int64_t t = 1; t < next_ticket_; ++t)
+    downloads += c_.state_->downloads.Round(t);
   c_.buffered_summary_ = {{"applications", applications_},
                           {"tickets", next_ticket_ - 1},
                           {"cohorts_drawn", draws_},
@@ -86,7 +90,9 @@ absl::Status BufferedLoop::Run() {
                           {"updates_lost", lost_},
                           {"early_applications", early_},
                           {"concurrency", concurrency_},
-                          {"size", BufferSize(cfg_)}};
+                          {"size", BufferSize(cfg_)},
+                          {"download_bytes_logical", downloads.logical()},
+                          {"download_bytes_physical", downloads.physical()}};
   return absl::OkStatus();
 }
 

@@ -110,7 +110,13 @@ absl::Status Coordinator::Finish(double wall) {
       {"wall_seconds", wall},
       {"coordinator_peak_rss_bytes", PeakRssBytes()}};
   if (!registration_.is_null()) summary["registration"] = registration_;
-  if (!buffered_summary_.is_null()) summary["buffered"] = buffered_summary_;
+  if (!buffered_summary_.is_null()) {
+    // A buffered run's lines are applications, which hold no downloads.
+    summary["buffered"] = buffered_summary_;
+    for (const char* kind : {"logical", "physical"})
+      summary[absl::StrCat("total_download_bytes_", kind)] =
+          buffered_summary_[absl::StrCat("download_bytes_", kind)];
+  }
   source_->AddSummary(&summary);
   summary["clients_lost"] = lost_->ToJson();
   kind_->AddSummary(RoundsLog::ReadEnds(rounds).last, &summary);

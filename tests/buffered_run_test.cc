@@ -62,6 +62,9 @@ TEST_CASE("buffers of one cohort's fresh updates equal synchronous rounds bit fo
   CHECK(b["buffered"]["applications"] == 3);
   CHECK(b["buffered"]["tickets"] == 15);
   CHECK(b["buffered"]["updates_stale"] == 0);
+  // Every download of the run, as the synchronous run books them.
+  CHECK(b["total_download_bytes_logical"] == a["total_download_bytes_logical"]);
+  CHECK(b["total_download_bytes_logical"].get<uint64_t>() > 0);
   const auto lines = ReadJsonl(dir / "buffered/rounds.jsonl");
   REQUIRE(lines.size() == 3u);
   for (size_t i = 0; i < lines.size(); ++i) {
