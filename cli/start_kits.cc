@@ -106,14 +106,6 @@ absl::StatusOr<std::vector<std::string>> PlanDaemonClients(
 
 namespace {
 
-absl::StatusOr<std::string> ReadWhole(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return absl::NotFoundError(absl::StrCat("cannot read ", path));
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
 absl::Status MakePrivateDir(const std::string& dir) {
   std::error_code ec;
   fs::create_directories(dir, ec);
@@ -157,7 +149,7 @@ class KitWriter {
     SHEFL_RETURN_IF_ERROR(MakePrivateDir(dir_));
     for (const KitFile& f : files) {
       SHEFL_ASSIGN_OR_RETURN(auto text,
-                             ReadWhole(f.path ? f.from : pki_ + "/" + f.from));
+                             ReadWholeFile(f.path ? f.from : pki_ + "/" + f.from));
       SHEFL_RETURN_IF_ERROR(Write(f.name, text, f.mode));
     }
     return absl::OkStatus();

@@ -15,13 +15,6 @@
 
 namespace shefl {
 
-namespace {
-double SecondsSince(std::chrono::steady_clock::time_point t) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t)
-      .count();
-}
-}  // namespace
-
 absl::Status BufferedLoop::Apply(int64_t model, bool early) {
   CoordinatorState& s = *c_.state_;
   const auto apply_start = Clock::now();
@@ -53,8 +46,8 @@ absl::Status BufferedLoop::Apply(int64_t model, bool early) {
   const int64_t every = cfg_.eval.every * cfg_.model.num_models;
   rec.evaluate = applications_ % every == 0 ||
                  applications_ == total_applications();
-  rec.wall = SecondsSince(last_application_);
-  rec.own = SecondsSince(apply_start);
+  rec.wall = Coordinator::Since(last_application_);
+  rec.own = Coordinator::Since(apply_start);
   rec.line = ApplicationLine(model, version, entries, early);
   for (const auto& [key, value] : rec.closed.fields.items())
     rec.line[key] = value;
@@ -126,8 +119,8 @@ nlohmann::json BufferedLoop::ApplicationLine(
           {"clients", clients},
           {"bytes_up", up},
           {"bytes_down", down},
-          {"wall_seconds", SecondsSince(last_application_)},
-          {"elapsed_seconds", SecondsSince(start_)},
+          {"wall_seconds", Coordinator::Since(last_application_)},
+          {"elapsed_seconds", Coordinator::Since(start_)},
           {"tasks_in_flight", tickets_.size()},
           {"updates_stale_total", stale_},
           {"updates_lost_total", lost_}};

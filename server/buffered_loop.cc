@@ -88,6 +88,7 @@ absl::Status BufferedLoop::Run() {
                           {"cohorts_drawn", draws_},
                           {"updates_stale", stale_},
                           {"updates_lost", lost_},
+                          {"updates_rejected", rejected_},
                           {"early_applications", early_},
                           {"concurrency", concurrency_},
                           {"size", BufferSize(cfg_)},
@@ -185,8 +186,11 @@ absl::Status BufferedLoop::Take(int64_t number, Ticket& t) {
       absl::Status st = buffers_[m].Add(number, std::move(u),
                                         t.versions[m], s.store->Version(model));
       if (!st.ok()) {
-        ++stale_;
-        s.metrics.CountUpdate("late");
+        // Stale since its header was read; anything else the ticket's
+        // checks would have refused already.
+        const bool stale = absl::IsFailedPrecondition(st);
+        (stale ? stale_ : rejected_) += 1;
+        s.metrics.CountUpdate(stale ? "late" : "rejected");
         LogLine("coordinator", absl::StrCat("ticket ", number, " client ",
                                             t.task.client_id, " model ", m,
                                             ": refused, ", st.message()));

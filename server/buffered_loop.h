@@ -92,7 +92,7 @@ class BufferedLoop {
   int64_t next_ticket_ = 1;
   int64_t draws_ = 0;
   int64_t applications_ = 0;
-  int64_t stale_ = 0, lost_ = 0, early_ = 0;
+  int64_t stale_ = 0, lost_ = 0, rejected_ = 0, early_ = 0;
   int64_t released_below_ = 0;  // every ticket up to this one is over
   std::ofstream log_;           // buffer_log.jsonl
 };

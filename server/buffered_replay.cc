@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "absl/strings/str_cat.h"
+#include "common/core/durable_file.h"
 #include "common/core/status_macros.h"
 #include "common/fed/config_load.h"
 #include "common/fed/update_buffer.h"
@@ -20,14 +21,6 @@ namespace shefl {
 
 namespace {
 
-absl::StatusOr<std::string> ReadWhole(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return absl::NotFoundError(absl::StrCat("cannot read ", path));
-  std::ostringstream out;
-  out << in.rdbuf();
-  return out.str();
-}
-
 // One logged application's updates, each with its logged weight and tier.
 absl::Status AddEntries(const std::string& run_dir, const nlohmann::json& line,
                         uint64_t dim, ModelAggregator* agg) {
@@ -36,7 +29,7 @@ absl::Status AddEntries(const std::string& run_dir, const nlohmann::json& line,
     const std::string path =
         absl::StrCat(run_dir, "/uploads/", e.at("ticket").get<int64_t>(), "-",
                      model, ".delta");
-    SHEFL_ASSIGN_OR_RETURN(std::string bytes, ReadWhole(path));
+    SHEFL_ASSIGN_OR_RETURN(std::string bytes, ReadWholeFile(path));
     auto delta = DecodeSparseDelta(bytes, dim, dim);
     if (!delta.ok())
       return absl::DataLossError(
@@ -98,7 +91,7 @@ absl::Status ReplayAndCompare(const std::string& run_dir) {
   SHEFL_ASSIGN_OR_RETURN(std::vector<std::string> digests,
                          ReplayBufferedRun(run_dir));
   SHEFL_ASSIGN_OR_RETURN(std::string text,
-                         ReadWhole(run_dir + "/summary.json"));
+                         ReadWholeFile(run_dir + "/summary.json"));
   const auto summary = nlohmann::json::parse(text, nullptr, false);
   if (summary.is_discarded() || !summary.contains("model_sha256"))
     return absl::DataLossError(run_dir + "/summary.json has no model_sha256");

@@ -62,6 +62,7 @@ TEST_CASE("buffers of one cohort's fresh updates equal synchronous rounds bit fo
   CHECK(b["buffered"]["applications"] == 3);
   CHECK(b["buffered"]["tickets"] == 15);
   CHECK(b["buffered"]["updates_stale"] == 0);
+  CHECK(b["buffered"]["updates_rejected"] == 0);
   // Every download of the run, as the synchronous run books them.
   CHECK(b["total_download_bytes_logical"] == a["total_download_bytes_logical"]);
   CHECK(b["total_download_bytes_logical"].get<uint64_t>() > 0);

@@ -1,5 +1,6 @@
 // Files a run relies on (checkpoints' neighbours, config.yaml, summary,
-// keys): written whole or not at all, and on disk before we go on.
+// keys): written whole or not at all, and on disk before we go on; and
+// read back whole.
 #ifndef SHEFL_COMMON_CORE_DURABLE_FILE_H_
 #define SHEFL_COMMON_CORE_DURABLE_FILE_H_
 
@@ -8,6 +9,7 @@
 #include <string>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 
 namespace shefl {
 
@@ -26,6 +28,10 @@ absl::Status AppendDurably(const std::string& path, const std::string& text);
 // fsync of the directory holding `path` (makes a rename or a new file
 // durable). Errors name the directory.
 absl::Status FsyncParentDir(const std::string& path);
+
+// The bytes of `path`, whole; NotFound naming the path when it cannot be
+// opened.
+absl::StatusOr<std::string> ReadWholeFile(const std::string& path);
 
 }  // namespace shefl
 
